@@ -1,0 +1,1 @@
+print("ManagedCache feed example: coming soon")
