@@ -1,0 +1,141 @@
+import Foundation
+
+/// Turns downloaded bytes into the object that users of a key share: an image, a JSON model, a
+/// PDF document, or the bytes themselves.
+///
+/// Decoding runs once per key, off the caller's thread (except for synchronous file-cache
+/// delivery), and its result is shared by every user of the key. Throwing fails the load with
+/// `.decodingFailed` and purges the bytes from every cache, so a corrupt object is never served again.
+///
+/// ```swift
+/// struct UppercaseDecoder: ObjectDecoding {
+///     func decode(_ data: LoadedData) throws -> String {
+///         String(decoding: try data.bytes(), as: UTF8.self).uppercased()
+///     }
+/// }
+/// ```
+public protocol ObjectDecoding: Sendable {
+    /// The shared, decoded object.
+    associatedtype Object: Sendable
+
+    /// Names what this decoder makes, as part of the object's key. Two decoders with the same
+    /// identifier must make the same object from the same bytes. Default: the object type's full
+    /// name, so decoders of different types never share objects.
+    var identifier: String { get }
+
+    /// Whether the decoder wants the bytes as a file (a large PDF, a video) rather than in memory.
+    /// When `true` and a file cache holds the bytes, `LoadedData.fileURL` is set and the bytes are
+    /// not read into memory by the manager. Default `false`.
+    var prefersFileURL: Bool { get }
+
+    /// Makes the object from the loaded bytes. Throw to reject them.
+    func decode(_ data: LoadedData) throws -> Object
+
+    /// The memory-cache cost of `object`, in bytes. Default: `byteCount`, the size of the data it
+    /// came from. Image decoders return the decoded bitmap size instead.
+    func cost(of object: Object, byteCount: Int) -> Int
+}
+
+extension ObjectDecoding {
+    public var identifier: String { String(reflecting: Object.self) }
+    public var prefersFileURL: Bool { false }
+    public func cost(of object: Object, byteCount: Int) -> Int { byteCount }
+}
+
+/// The bytes a decoder receives: in memory, or as a file in the file cache (for decoders that
+/// prefer files), with what the server said about them.
+public struct LoadedData: Sendable {
+    /// The number of bytes.
+    public let byteCount: Int
+    /// Where they came from.
+    public let origin: DataOrigin
+    /// The file holding the bytes, when they are in a file cache and the decoder prefers files.
+    /// Its content has been verified against the cache's checksum.
+    public let fileURL: URL?
+    /// The response's `Content-Type`, when known.
+    public let contentType: String?
+
+    private let memory: Data?
+
+    /// Creates loaded data from bytes in memory.
+    public init(data: Data, origin: DataOrigin, contentType: String? = nil) {
+        self.memory = data
+        self.byteCount = data.count
+        self.origin = origin
+        self.fileURL = nil
+        self.contentType = contentType
+    }
+
+    /// Creates loaded data that lives in a file.
+    public init(fileURL: URL, byteCount: Int, origin: DataOrigin, contentType: String? = nil) {
+        self.memory = nil
+        self.byteCount = byteCount
+        self.origin = origin
+        self.fileURL = fileURL
+        self.contentType = contentType
+    }
+
+    /// The bytes, read from the file if they are not in memory.
+    public func bytes() throws -> Data {
+        if let memory { return memory }
+        guard let fileURL else { return Data() }
+        return try Data(contentsOf: fileURL, options: .mappedIfSafe)
+    }
+}
+
+/// Where a load's bytes or object came from. Users receive it with the object, and the
+/// statistics count by it.
+public enum DataOrigin: String, Sendable, Hashable {
+    /// The manager's memory cache.
+    case memory
+    /// Another user's live handler: the object was already decoded and shared.
+    case sharedObject
+    /// Bytes kept in memory undecoded (a prefetch with no decoder and no file cache).
+    case undecodedData
+    /// The file cache.
+    case fileCache
+    /// A new download.
+    case network
+}
+
+/// Keeps the downloaded bytes as they are: `Data`.
+public struct DataDecoder: ObjectDecoding {
+    /// Creates the identity decoder.
+    public init() {}
+    public func decode(_ data: LoadedData) throws -> Data { try data.bytes() }
+}
+
+/// Decodes a JSON body into a `Decodable` model, for feed responses and API payloads.
+public struct JSONObjectDecoder<Model: Decodable & Sendable>: ObjectDecoding {
+    /// Creates a decoder for `Model`; `configure` can set date and key strategies.
+    public init(configure: (@Sendable (JSONDecoder) -> Void)? = nil) {
+        self.configure = configure
+    }
+
+    private let configure: (@Sendable (JSONDecoder) -> Void)?
+
+    public func decode(_ data: LoadedData) throws -> Model {
+        let decoder = JSONDecoder()
+        configure?(decoder)
+        return try decoder.decode(Model.self, from: try data.bytes())
+    }
+}
+
+/// Hands over the cached file itself, for large objects (PDFs, archives, video) that should be
+/// opened or mapped rather than copied into memory. Needs a file cache; without one the bytes
+/// are written to a temporary file first.
+public struct FileURLDecoder: ObjectDecoding {
+    /// Creates the decoder.
+    public init() {}
+    public var prefersFileURL: Bool { true }
+    /// A file's memory cost is the size of its URL, not of its contents.
+    public func cost(of object: URL, byteCount: Int) -> Int { 256 }
+
+    public func decode(_ data: LoadedData) throws -> URL {
+        if let url = data.fileURL { return url }
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("ManagedCache-\(UUID().uuidString)")
+        try data.bytes().write(to: url, options: .atomic)
+        return url
+    }
+}

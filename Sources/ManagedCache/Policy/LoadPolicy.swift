@@ -1,0 +1,113 @@
+import Foundation
+
+/// How a manager loads, caches and delivers objects: HJCache's `HJMOPolicy`, with every option
+/// implemented. Set once per manager (`ObjectManager.Configuration.policy`) and override any field
+/// per request with `PolicyOverrides`.
+public struct LoadPolicy: Sendable, Hashable {
+    /// Seconds without a single byte arriving before a load fails with `.timedOut`. Default 30.
+    /// Measured by the manager itself, so fractions of a second work on Linux too.
+    public var timeout: Double = 30
+    /// When every user of a loading object has gone: `true` finishes the load into the caches
+    /// (HJCache's behaviour: a later `manage` finds it), `false` cancels it. Default `true`.
+    public var finishLoadingWithoutUsers: Bool = true
+    /// Whether file-cache hits are read and decoded on the calling thread inside `manage`
+    /// (`.synchronous`, no placeholder flash, for small objects) or in the background (`.asynchronous`,
+    /// the default: the caller's thread never touches the disk).
+    public var fileCacheDelivery: FileCacheDelivery = .asynchronous
+    /// Whether decoded objects are kept in the manager's memory cache. Default `true`.
+    public var cacheInMemory: Bool = true
+    /// Whether downloaded bytes are stored in the manager's file cache, if it has one. Default `true`.
+    public var cacheInFile: Bool = true
+    /// The largest body accepted, in bytes; larger downloads stop with `.tooLarge`. Default 256 MiB.
+    public var maximumBodySize: Int = 256 << 20
+    /// Automatic retries of transient failures (timeouts, connection errors, 5xx).
+    public var retry: RetryPolicy = RetryPolicy()
+    /// How long a key that failed permanently (4xx, undecodable) is refused without a request.
+    /// Default 10 minutes; 0 turns the failure memory off.
+    public var failureMemoryInterval: Double = 600
+    /// Whether loads started for users take a slot in the loading buffer and can be pushed out by
+    /// newer loads. Default `true` for users; `false` for `async` calls, which cancel through their task.
+    public var participatesInLoadingBuffer: Bool = true
+
+    /// The defaults listed on each property.
+    public init() {}
+
+    /// Returns this policy with every non-`nil` field of `overrides` applied.
+    public func applying(_ overrides: PolicyOverrides) -> LoadPolicy {
+        var policy = self
+        if let value = overrides.timeout { policy.timeout = value }
+        if let value = overrides.finishLoadingWithoutUsers { policy.finishLoadingWithoutUsers = value }
+        if let value = overrides.fileCacheDelivery { policy.fileCacheDelivery = value }
+        if let value = overrides.cacheInMemory { policy.cacheInMemory = value }
+        if let value = overrides.cacheInFile { policy.cacheInFile = value }
+        if let value = overrides.maximumBodySize { policy.maximumBodySize = value }
+        if let value = overrides.retry { policy.retry = value }
+        if let value = overrides.failureMemoryInterval { policy.failureMemoryInterval = value }
+        if let value = overrides.participatesInLoadingBuffer { policy.participatesInLoadingBuffer = value }
+        return policy
+    }
+}
+
+/// Per-request changes to a manager's `LoadPolicy`; `nil` fields keep the manager's value.
+///
+/// A handler is shared by every user of a key, so the load runs with the policy of the request
+/// that started it; later users of the same key join that load as it is.
+public struct PolicyOverrides: Sendable, Hashable {
+    public var timeout: Double?
+    public var finishLoadingWithoutUsers: Bool?
+    public var fileCacheDelivery: FileCacheDelivery?
+    public var cacheInMemory: Bool?
+    public var cacheInFile: Bool?
+    public var maximumBodySize: Int?
+    public var retry: RetryPolicy?
+    public var failureMemoryInterval: Double?
+    public var participatesInLoadingBuffer: Bool?
+
+    /// Creates overrides; every field defaults to "use the manager's value".
+    public init(
+        timeout: Double? = nil, finishLoadingWithoutUsers: Bool? = nil,
+        fileCacheDelivery: FileCacheDelivery? = nil, cacheInMemory: Bool? = nil,
+        cacheInFile: Bool? = nil, maximumBodySize: Int? = nil, retry: RetryPolicy? = nil,
+        failureMemoryInterval: Double? = nil, participatesInLoadingBuffer: Bool? = nil
+    ) {
+        self.timeout = timeout
+        self.finishLoadingWithoutUsers = finishLoadingWithoutUsers
+        self.fileCacheDelivery = fileCacheDelivery
+        self.cacheInMemory = cacheInMemory
+        self.cacheInFile = cacheInFile
+        self.maximumBodySize = maximumBodySize
+        self.retry = retry
+        self.failureMemoryInterval = failureMemoryInterval
+        self.participatesInLoadingBuffer = participatesInLoadingBuffer
+    }
+}
+
+/// Where a file-cache hit is read and decoded. See `LoadPolicy.fileCacheDelivery`.
+public enum FileCacheDelivery: Sendable, Hashable {
+    /// Read and decode on the thread that called `manage`, before it returns.
+    case synchronous
+    /// Read and decode in the background, then deliver like a network load.
+    case asynchronous
+}
+
+/// Automatic retries of transient failures within one load, with exponential backoff.
+public struct RetryPolicy: Sendable, Hashable {
+    /// Retries after the first attempt. Default 2; 0 disables retrying.
+    public var maximumRetries: Int
+    /// Delay before the first retry, in seconds; each further retry doubles it. Default 0.5.
+    public var initialDelay: Double
+
+    /// Creates a retry policy (defaults: 2 retries, 0.5 s then 1 s apart).
+    public init(maximumRetries: Int = 2, initialDelay: Double = 0.5) {
+        self.maximumRetries = maximumRetries
+        self.initialDelay = initialDelay
+    }
+
+    /// No automatic retries.
+    public static let none = RetryPolicy(maximumRetries: 0, initialDelay: 0)
+
+    /// The delay before retry number `attempt` (1-based).
+    func delay(beforeRetry attempt: Int) -> Double {
+        initialDelay * Double(1 << min(max(attempt - 1, 0), 16))
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// What to load: a URL, an optional object id that overrides the URL as the cache key, extra
+/// request headers, and policy overrides for this request only.
+///
+/// Several URLs with the same `oid` (the same picture behind load-balanced hosts, or signed URLs
+/// whose query changes) share one handler, one download, one file and one decoded object.
+public struct ObjectRequest: Sendable, Hashable {
+    /// Where the bytes come from: `http`, `https` or `file`, or any scheme a custom `DataLoading` accepts.
+    public var url: URL
+    /// The key that identifies the object instead of the URL. `nil` means "use the URL".
+    public var oid: String?
+    /// Headers added to the HTTP request (authorization, `Accept`, …). Not part of the key unless
+    /// listed in `keyHeaders`.
+    public var headers: [String: String]
+    /// Names of headers in `headers` whose values become part of the key (HTTP `Vary` by the
+    /// caller's choice): an `Accept: image/webp` and an `Accept: image/png` request then cache apart.
+    public var keyHeaders: [String]
+    /// Overrides of the manager's policy for this request. Fields left `nil` use the manager's.
+    public var policy: PolicyOverrides
+
+    /// Creates a request for `url`, keyed by `oid` when given.
+    public init(
+        url: URL, oid: String? = nil, headers: [String: String] = [:], keyHeaders: [String] = [],
+        policy: PolicyOverrides = PolicyOverrides()
+    ) {
+        self.url = url
+        self.oid = oid
+        self.headers = headers
+        self.keyHeaders = keyHeaders
+        self.policy = policy
+    }
+
+    /// The key of the downloaded bytes: the `oid` if there is one, else the URL, plus any key headers.
+    /// The file cache stores the bytes under this key.
+    public var dataKey: String {
+        var key = oid ?? url.absoluteString
+        for name in keyHeaders.sorted() {
+            let value = headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value ?? ""
+            key += "\u{1F}\(name.lowercased())=\(value)"
+        }
+        return key
+    }
+}
+
+/// The key of one decoded object: the data key plus the decoder that made the object.
+///
+/// Two users of the same URL with different decoders (an image view and a raw-data user, or two
+/// image formats) share the download but get their own objects; users with the same decoder share
+/// one object instance.
+public struct ObjectKey: Sendable, Hashable, CustomStringConvertible {
+    /// The key of the bytes (`ObjectRequest.dataKey`).
+    public let dataKey: String
+    /// The decoder's identifier (`ObjectDecoding.identifier`), which includes the object type.
+    public let variant: String
+
+    /// Creates the key of the object `variant` makes from the bytes stored under `dataKey`.
+    public init(dataKey: String, variant: String) {
+        self.dataKey = dataKey
+        self.variant = variant
+    }
+
+    public var description: String { "\(dataKey) [\(variant)]" }
+}
