@@ -1,0 +1,50 @@
+/// Counters of what a manager did since it was created (or since `ObjectManager.resetStatistics()`).
+/// Read them with `ObjectManager.statistics`; the examples and benchmarks print them.
+public struct ManagerStatistics: Sendable, Hashable {
+    /// `manage` calls, `async` requests and prefetch requests.
+    public var requests = 0
+    /// Requests answered from the memory cache.
+    public var memoryHits = 0
+    /// Requests answered with an object another user's live handler already held.
+    public var sharedObjectHits = 0
+    /// Requests that joined a load already under way instead of starting one.
+    public var coalescedJoins = 0
+    /// HTTP (or other loader) requests sent, retries included.
+    public var networkRequests = 0
+    /// Loads whose bytes came from the network and completed.
+    public var networkLoads = 0
+    /// Loads whose bytes came from the file cache.
+    public var fileCacheHits = 0
+    /// Loads whose bytes were held undecoded in memory (prefetched with no decoder and no file cache).
+    public var undecodedDataHits = 0
+    /// Body bytes received from loaders.
+    public var bytesDownloaded = 0
+    /// Objects decoded.
+    public var decodes = 0
+    /// Loads cancelled because newer loads pushed them out of the loading buffer.
+    public var loadsCancelledByBuffer = 0
+    /// Loads cancelled for any reason (buffer, no users, caller, shutdown).
+    public var loadsCancelled = 0
+    /// Prefetches started.
+    public var prefetchesStarted = 0
+    /// Failed loads, by kind of failure.
+    public var failures: [FailureKind: Int] = [:]
+    /// File-cache operations that failed (disk full, directory gone, corrupt entry found).
+    public var fileCacheErrors = 0
+
+    /// All counters at zero.
+    public init() {}
+
+    /// The total of `failures`.
+    public var totalFailures: Int { failures.values.reduce(0, +) }
+}
+
+/// Things a manager reports through `ObjectManager.Configuration.eventHandler`, for logging.
+public enum ManagerEvent: Sendable {
+    /// A file-cache operation failed; loading went on without it.
+    case fileCacheFailure(key: String, operation: String, error: String)
+    /// A corrupted or truncated file-cache entry was found and removed; the object is reloaded.
+    case corruptEntryRemoved(key: String)
+    /// A load failed.
+    case loadFailed(key: ObjectKey, error: ManagedCacheError)
+}

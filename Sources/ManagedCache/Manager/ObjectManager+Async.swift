@@ -1,0 +1,145 @@
+import Foundation
+import Synchronization
+
+/// What a load reports to `ObjectManager.loadEvents(for:decoder:)`.
+public enum LoadEvent<Object: Sendable>: Sendable {
+    /// Bytes arrived.
+    case progress(LoadProgress)
+    /// The object is ready; the stream ends after this event.
+    case object(Object, DataOrigin)
+}
+
+extension ObjectManager {
+    /// Loads the object for `request` with `decoder`, for code that has no user object (JSON,
+    /// PDFs, command-line tools). Shares handlers, loads and caches with every other user of the key.
+    ///
+    /// Cancelling the calling task stops waiting at once (throwing `.cancelled(.caller)`) and
+    /// cancels the load if no other user wants it. Unless the request's policy says otherwise, an
+    /// `async` load takes no loading-buffer slot and is not finished once abandoned.
+    public func object<Decoder: ObjectDecoding>(
+        for request: ObjectRequest, decoder: Decoder, progress: (@Sendable (LoadProgress) -> Void)? = nil
+    ) async throws(ManagedCacheError) -> Decoder.Object {
+        let user = AwaitingUser(request: Self.asyncRequest(request), decoder: decoder, progress: progress)
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    if user.install(continuation) { manage(user) }
+                }
+            } onCancel: {
+                user.finish(.failure(.cancelled(.caller)))
+                self.unmanage(user)
+            }
+        } catch let error as ManagedCacheError {
+            throw error
+        } catch {
+            throw ManagedCacheError.from(loaderError: error)
+        }
+    }
+
+    /// Loads the bytes at `url` (keyed by `oid` when given) as `Data`.
+    public func data(from url: URL, oid: String? = nil) async throws(ManagedCacheError) -> Data {
+        try await object(for: ObjectRequest(url: url, oid: oid), decoder: DataDecoder())
+    }
+
+    /// Loads the object for `request` as a stream of progress events ending with the object.
+    /// The stream throws the load's error; ending iteration early cancels the load if nobody else wants it.
+    public func loadEvents<Decoder: ObjectDecoding>(
+        for request: ObjectRequest, decoder: Decoder
+    ) -> AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: LoadEvent<Decoder.Object>.self)
+        let user = StreamingUser(request: Self.asyncRequest(request), decoder: decoder, continuation: continuation)
+        continuation.onTermination = { [weak self] _ in
+            self?.unmanage(user)
+        }
+        manage(user)
+        return stream
+    }
+
+    /// An `async` request stays out of the loading buffer and is cancelled when abandoned, unless
+    /// the caller's overrides say otherwise.
+    static func asyncRequest(_ request: ObjectRequest) -> ObjectRequest {
+        var request = request
+        if request.policy.participatesInLoadingBuffer == nil { request.policy.participatesInLoadingBuffer = false }
+        if request.policy.finishLoadingWithoutUsers == nil { request.policy.finishLoadingWithoutUsers = false }
+        return request
+    }
+}
+
+/// The user behind one `await manager.object(...)` call: resumes its continuation exactly once.
+private final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
+    private enum Slot {
+        case waiting
+        case installed(CheckedContinuation<Decoder.Object, any Error>)
+        case finished
+    }
+
+    let objectRequest: ObjectRequest?
+    let objectDecoder: Decoder
+    private let progress: (@Sendable (LoadProgress) -> Void)?
+    private let slot = Mutex<Slot>(.waiting)
+
+    init(request: ObjectRequest, decoder: Decoder, progress: (@Sendable (LoadProgress) -> Void)?) {
+        self.objectRequest = request
+        self.objectDecoder = decoder
+        self.progress = progress
+    }
+
+    /// Stores the continuation; returns `false` (having resumed it) if the task was already cancelled.
+    func install(_ continuation: CheckedContinuation<Decoder.Object, any Error>) -> Bool {
+        let alreadyFinished = slot.withLock { slot -> Bool in
+            if case .finished = slot { return true }
+            slot = .installed(continuation)
+            return false
+        }
+        if alreadyFinished { continuation.resume(throwing: ManagedCacheError.cancelled(.caller)) }
+        return !alreadyFinished
+    }
+
+    func finish(_ result: Result<Decoder.Object, ManagedCacheError>) {
+        let continuation = slot.withLock { slot -> CheckedContinuation<Decoder.Object, any Error>? in
+            defer { slot = .finished }
+            if case .installed(let continuation) = slot { return continuation }
+            return nil
+        }
+        continuation?.resume(with: result.mapError { $0 as any Error })
+    }
+
+    func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest) {
+        finish(.success(object))
+    }
+
+    func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
+        finish(.failure(error))
+    }
+
+    func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
+        self.progress?(progress)
+    }
+}
+
+/// The user behind one `loadEvents` stream.
+private final class StreamingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
+    let objectRequest: ObjectRequest?
+    let objectDecoder: Decoder
+    private let continuation: AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error>.Continuation
+
+    init(request: ObjectRequest, decoder: Decoder,
+         continuation: AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error>.Continuation) {
+        self.objectRequest = request
+        self.objectDecoder = decoder
+        self.continuation = continuation
+    }
+
+    func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest) {
+        continuation.yield(.object(object, origin))
+        continuation.finish()
+    }
+
+    func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
+        continuation.finish(throwing: error)
+    }
+
+    func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
+        continuation.yield(.progress(progress))
+    }
+}

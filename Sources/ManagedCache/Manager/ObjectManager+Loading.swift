@@ -1,0 +1,313 @@
+import Foundation
+
+extension ObjectManager {
+    // MARK: - Starting and joining loads (under the lock)
+
+    /// Moves the handler of `key` to loading: joins the fetch of its data key or starts one, and
+    /// takes a loading-buffer slot when `evictable`.
+    func _startLoading(_ key: ObjectKey, evictable: Bool, in state: inout ManagerState) -> PendingWork {
+        guard var handler = state.handlers[key] else { return PendingWork() }
+        var work = PendingWork()
+        let fetchID: UInt64
+        if var fetch = state.fetches[key.dataKey] {
+            fetch.subscribers.insert(key)
+            state.fetches[key.dataKey] = fetch
+            fetchID = fetch.identifier
+            state.statistics.coalescedJoins += 1
+            if evictable { _promoteFetchFromPrefetchLane(dataKey: key.dataKey, fetch: fetchID, work: &work, in: &state) }
+        } else {
+            fetchID = _createFetch(dataKey: key.dataKey, request: handler.request, policy: handler.policy,
+                                   subscriber: key, inPrefetchLane: false, in: &state)
+        }
+        handler.generation &+= 1
+        handler.phase = .loading(fetch: fetchID)
+        state.handlers[key] = handler
+        if evictable { work.append(_pushToLoadingBuffer(key, in: &state)) }
+        return work
+    }
+
+    /// Starts the one fetch of `dataKey`. Returns its identifier.
+    func _createFetch(
+        dataKey: String, request: ObjectRequest, policy: LoadPolicy, subscriber: ObjectKey?,
+        inPrefetchLane: Bool, in state: inout ManagerState
+    ) -> UInt64 {
+        let identifier = state._makeIdentifier()
+        var fetch = FetchRecord(identifier: identifier, dataKey: dataKey, request: request, policy: policy,
+                                inPrefetchLane: inPrefetchLane)
+        if let subscriber { fetch.subscribers.insert(subscriber) } else { fetch.prefetchHolds = 1 }
+        if inPrefetchLane {
+            state.runningPrefetches += 1
+            state.statistics.prefetchesStarted += 1
+        }
+        let operation = FetchOperation(
+            dataKey: dataKey, request: request, policy: policy, loader: configuration.dataLoader,
+            fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
+            callbacks: makeFetchCallbacks(dataKey: dataKey, fetch: identifier))
+        fetch.task = Task { [weak self] in
+            let result = await operation.run()
+            guard let jobs = self?.completeFetch(dataKey: dataKey, fetch: identifier, result: result) else { return }
+            for job in jobs {
+                let outcome = job.decoder.decode(job.data)
+                self?.completeDecode(job, outcome: outcome)
+            }
+        }
+        state.fetches[dataKey] = fetch
+        return identifier
+    }
+
+    /// A fetch running in the prefetch lane that a user now waits for leaves the lane (freeing a
+    /// prefetch slot) and becomes an ordinary load.
+    func _promoteFetchFromPrefetchLane(dataKey: String, fetch identifier: UInt64, work: inout PendingWork, in state: inout ManagerState) {
+        guard var fetch = state.fetches[dataKey], fetch.identifier == identifier, fetch.inPrefetchLane else { return }
+        fetch.inPrefetchLane = false
+        state.fetches[dataKey] = fetch
+        state.runningPrefetches -= 1
+        work.append(_startQueuedPrefetches(in: &state))
+    }
+
+    /// Puts `key` in the loading buffer as its newest load and cancels what that pushes out.
+    func _pushToLoadingBuffer(_ key: ObjectKey, in state: inout ManagerState) -> PendingWork {
+        var work = PendingWork()
+        // Loads whose users have all gone, under a policy that cancels those, leave first.
+        for waiting in state.loadingBuffer.keys where waiting != key {
+            work.append(_cancelIfAbandoned(waiting, in: &state))
+        }
+        work.append(_handleBufferOverflow(state.loadingBuffer.push(key), in: &state))
+        return work
+    }
+
+    /// Cancels the loads pushed out of the loading buffer, unless a user that is not subject to the
+    /// buffer (an `async` caller) or a prefetch still wants them: those just leave the buffer.
+    func _handleBufferOverflow(_ pushedOut: [ObjectKey], in state: inout ManagerState) -> PendingWork {
+        var work = PendingWork()
+        for key in pushedOut {
+            guard let handler = state.handlers[key], case .loading = handler.phase else { continue }
+            if handler.hasLiveUnevictableUsers || handler.heldByPrefetch { continue }
+            work.append(_cancelHandler(key, reason: .loadingBufferOverflow, in: &state))
+        }
+        return work
+    }
+
+    /// Stops the handler of `key`: back to `.new`, out of the buffer and its fetch (which is
+    /// cancelled when nobody else wants it); its live users are told why.
+    func _cancelHandler(_ key: ObjectKey, reason: ManagedCacheError.CancellationReason, in state: inout ManagerState) -> PendingWork {
+        guard var handler = state.handlers[key], handler.phase.isBusy else { return PendingWork() }
+        var work = PendingWork()
+        handler.phase = .new
+        handler.generation &+= 1
+        handler.heldByPrefetch = false
+        handler.compactUsers()
+        state.handlers[key] = handler
+        state.loadingBuffer.remove(key)
+        state.statistics.loadsCancelled += 1
+        if reason == .loadingBufferOverflow { state.statistics.loadsCancelledByBuffer += 1 }
+        if var fetch = state.fetches[key.dataKey] {
+            fetch.subscribers.remove(key)
+            if fetch.isWanted {
+                state.fetches[key.dataKey] = fetch
+            } else {
+                fetch.task?.cancel()
+                state.fetches.removeValue(forKey: key.dataKey)
+                if fetch.inPrefetchLane {
+                    state.runningPrefetches -= 1
+                    work.append(_startQueuedPrefetches(in: &state))
+                }
+            }
+        }
+        for slot in handler.users {
+            guard let user = slot.user else { continue }
+            work.deliveries.append(PendingDelivery(
+                user: user, request: slot.request, key: key, attachment: slot.attachment,
+                event: .failed(.cancelled(reason))))
+        }
+        return work
+    }
+
+    // MARK: - Fetch callbacks (from the fetch's task)
+
+    private func makeFetchCallbacks(dataKey: String, fetch identifier: UInt64) -> FetchCallbacks {
+        FetchCallbacks(
+            progress: { [weak self] progress, newBytes in
+                self?.fetchProgressed(dataKey: dataKey, fetch: identifier, progress: progress, newBytes: newBytes)
+            },
+            requestSent: { [weak self] in
+                self?.state.withLock { $0.statistics.networkRequests += 1 }
+            },
+            event: { [weak self] event in
+                self?.report(event)
+            })
+    }
+
+    func report(_ event: ManagerEvent) {
+        switch event {
+        case .fileCacheFailure, .corruptEntryRemoved:
+            state.withLock { $0.statistics.fileCacheErrors += 1 }
+        case .loadFailed:
+            break
+        }
+        configuration.eventHandler?(event)
+    }
+
+    private func fetchProgressed(dataKey: String, fetch identifier: UInt64, progress: LoadProgress, newBytes: Int) {
+        let work = state.withLock { state -> PendingWork in
+            state.statistics.bytesDownloaded += newBytes
+            guard var fetch = state.fetches[dataKey], fetch.identifier == identifier else { return PendingWork() }
+            fetch.progress = progress
+            state.fetches[dataKey] = fetch
+            var work = PendingWork()
+            for key in fetch.subscribers {
+                work.append(_cancelIfAbandoned(key, in: &state))
+                guard let handler = state.handlers[key], case .loading = handler.phase else { continue }
+                for slot in handler.users {
+                    guard let user = slot.user else { continue }
+                    work.deliveries.append(PendingDelivery(
+                        user: user, request: slot.request, key: key, attachment: slot.attachment,
+                        event: .progress(progress)))
+                }
+            }
+            return work
+        }
+        perform(work)
+    }
+
+    /// A decode to run after a fetch: which handler, which load of it, with which bytes.
+    struct DecodeJob: Sendable {
+        let key: ObjectKey
+        let generation: UInt64
+        let decoder: AnyObjectDecoder
+        let data: LoadedData
+        let origin: DataOrigin
+    }
+
+    /// Records the end of a fetch and returns the decodes it enables.
+    func completeFetch(dataKey: String, fetch identifier: UInt64, result: Result<FetchedData, ManagedCacheError>) -> [DecodeJob] {
+        var jobs: [DecodeJob] = []
+        let work = state.withLock { state -> PendingWork in
+            guard let fetch = state.fetches[dataKey], fetch.identifier == identifier else { return PendingWork() }
+            state.fetches.removeValue(forKey: dataKey)
+            var work = PendingWork()
+            if fetch.inPrefetchLane {
+                state.runningPrefetches -= 1
+                work.append(_startQueuedPrefetches(in: &state))
+            }
+            switch result {
+            case .success(let fetched):
+                switch fetched.origin {
+                case .network: state.statistics.networkLoads += 1
+                case .fileCache: state.statistics.fileCacheHits += 1
+                case .undecodedData: state.statistics.undecodedDataHits += 1
+                case .memory, .sharedObject: break
+                }
+                for key in fetch.subscribers {
+                    guard var handler = state.handlers[key], case .loading(identifier) = handler.phase else { continue }
+                    handler.phase = .loaded
+                    state.handlers[key] = handler
+                    state.loadingBuffer.remove(key)
+                    jobs.append(DecodeJob(
+                        key: key, generation: handler.generation, decoder: handler.decoder,
+                        data: fetched.loadedData(prefersFileURL: handler.decoder.prefersFileURL), origin: fetched.origin))
+                }
+                if jobs.isEmpty, fetched.entry == nil, let data = fetched.memory {
+                    // Nobody decodes these bytes yet and no file holds them: keep them (HJCache's "loaded" state).
+                    work.released += undecodedData.setValue(data, forKey: dataKey, cost: data.count)
+                }
+            case .failure(let error):
+                if case .cancelled = error { break }
+                state.statistics.failures[error.kind, default: 0] += 1
+                state.failures.record(error, for: dataKey, interval: fetch.policy.failureMemoryInterval)
+                for key in fetch.subscribers {
+                    work.append(_fail(key, error: error, generation: nil, in: &state))
+                }
+            }
+            return work
+        }
+        perform(work)
+        return jobs
+    }
+
+    /// Records a decode's outcome: the shared object goes to the memory cache and every live user;
+    /// a failure purges the key from every cache.
+    func completeDecode(_ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronously: Bool = false) {
+        let work = state.withLock { state -> PendingWork in
+            guard var handler = state.handlers[job.key], handler.generation == job.generation,
+                  case .loaded = handler.phase else { return PendingWork() }
+            switch outcome {
+            case .success(let object):
+                var work = PendingWork()
+                state.statistics.decodes += 1
+                handler.phase = .ready(object, job.origin)
+                handler.heldByPrefetch = false
+                handler.compactUsers()
+                state.handlers[job.key] = handler
+                if handler.policy.cacheInMemory {
+                    let cost = handler.decoder.cost(of: object, byteCount: job.data.byteCount)
+                    work.released += memoryCache.setValue(object, forKey: job.key, cost: cost)
+                }
+                for slot in handler.users {
+                    guard let user = slot.user else { continue }
+                    work.deliveries.append(PendingDelivery(
+                        user: user, request: slot.request, key: job.key, attachment: slot.attachment,
+                        event: .ready(object, job.origin)))
+                }
+                return work
+            case .failure(let error):
+                state.statistics.failures[error.kind, default: 0] += 1
+                state.failures.record(error, for: job.key.description, interval: handler.policy.failureMemoryInterval)
+                return _fail(job.key, error: error, generation: job.generation, in: &state)
+            }
+        }
+        perform(work, synchronously: synchronously)
+    }
+
+    /// Moves the handler of `key` to failed, purges the key from every cache and tells its users.
+    func _fail(_ key: ObjectKey, error: ManagedCacheError, generation: UInt64?, in state: inout ManagerState) -> PendingWork {
+        guard var handler = state.handlers[key] else { return PendingWork() }
+        if let generation, handler.generation != generation { return PendingWork() }
+        var work = PendingWork()
+        handler.phase = .failed(error)
+        handler.heldByPrefetch = false
+        handler.compactUsers()
+        state.handlers[key] = handler
+        state.loadingBuffer.remove(key)
+        if let removed = memoryCache.removeValue(forKey: key) { work.released.append(removed) }
+        undecodedData.removeValue(forKey: key.dataKey)
+        if case .decodingFailed = error { work.fileCachePurges.append(key.dataKey) }
+        work.events.append(.loadFailed(key: key, error: error))
+        for slot in handler.users {
+            guard let user = slot.user else { continue }
+            work.deliveries.append(PendingDelivery(
+                user: user, request: slot.request, key: key, attachment: slot.attachment, event: .failed(error)))
+        }
+        return work
+    }
+
+    // MARK: - Synchronous file-cache delivery
+
+    /// Reads and decodes a file-cache hit on the calling thread (policy `.synchronous`); on a miss
+    /// starts the load as usual.
+    func loadFromFileCacheSynchronously(key: ObjectKey, generation: UInt64, policy: LoadPolicy) {
+        let lookup = state.withLock { state -> (AnyObjectDecoder, ObjectRequest)? in
+            guard let handler = state.handlers[key], handler.generation == generation else { return nil }
+            return (handler.decoder, handler.request)
+        }
+        guard let (decoder, request) = lookup else { return }
+        let operation = FetchOperation(
+            dataKey: key.dataKey, request: request, policy: policy, loader: configuration.dataLoader,
+            fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
+            callbacks: FetchCallbacks(progress: { _, _ in }, requestSent: {}, event: { [weak self] in self?.report($0) }))
+        if let fetched = operation.readFromFileCache() {
+            state.withLock { $0.statistics.fileCacheHits += 1 }
+            let job = DecodeJob(key: key, generation: generation, decoder: decoder,
+                                data: fetched.loadedData(prefersFileURL: decoder.prefersFileURL), origin: .fileCache)
+            // Same bookkeeping as an asynchronous decode, but the callbacks happen on this thread, now.
+            completeDecode(job, outcome: decoder.decode(job.data), synchronously: true)
+            return
+        }
+        let work = state.withLock { state -> PendingWork in
+            guard let handler = state.handlers[key], handler.generation == generation, case .loaded = handler.phase
+            else { return PendingWork() }
+            return _startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state)
+        }
+        perform(work)
+    }
+}

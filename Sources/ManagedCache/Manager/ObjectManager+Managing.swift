@@ -1,0 +1,220 @@
+import Foundation
+
+extension ObjectManager {
+    /// Finds or creates the handler for the user's key, attaches the user (weakly), and starts or
+    /// joins the load. Callable from any thread or task.
+    ///
+    /// - A memory hit (or an object a live handler already shares) is delivered synchronously, on the
+    ///   calling thread, before `manage` returns: no placeholder flicker.
+    /// - A user managed again with another request is detached from the old one first and never
+    ///   receives its object afterwards.
+    /// - A user whose `objectRequest` is `nil` is detached.
+    public func manage<User: ManagedObjectUser>(_ user: User) {
+        guard let request = user.objectRequest else {
+            unmanage(user)
+            return
+        }
+        let decoder = user.objectDecoder
+        let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
+        let policy = configuration.policy.applying(request.policy)
+
+        if policy.cacheInMemory, let object = memoryCache.value(forKey: key) {
+            let delivery = state.withLock { state in
+                state.statistics.requests += 1
+                state.statistics.memoryHits += 1
+                return _attachForHit(user, request: request, key: key, policy: policy, object: object,
+                                     decoder: decoder, in: &state)
+            }
+            deliverNow(delivery)
+            return
+        }
+
+        guard !key.dataKey.isEmpty, configuration.dataLoader.canLoad(request.url) else {
+            let reason = key.dataKey.isEmpty ? "empty key" : "unsupported URL '\(request.url.absoluteString)'"
+            let work = state.withLock { state -> PendingWork in
+                state.statistics.requests += 1
+                var work = _detach(user, in: &state)
+                state.statistics.failures[.invalidRequest, default: 0] += 1
+                work.deliveries.append(PendingDelivery(
+                    user: user, request: request, key: key, attachment: 0,
+                    event: .failed(.invalidRequest(reason: reason))))
+                return work
+            }
+            perform(work, synchronously: true)
+            return
+        }
+
+        var syncFileLoad: (generation: UInt64, policy: LoadPolicy)?
+        let work = state.withLock { state -> PendingWork in
+            state.statistics.requests += 1
+            var work = PendingWork()
+            let attachment = _attach(user, request: request, key: key, policy: policy,
+                                     decoder: AnyObjectDecoder(decoder), work: &work, in: &state)
+            guard var handler = state.handlers[key] else { return work }
+            switch handler.phase {
+            case .ready(let object, _):
+                state.statistics.sharedObjectHits += 1
+                if policy.cacheInMemory {
+                    work.released += memoryCache.setValue(
+                        object, forKey: key, cost: handler.decoder.cost(of: object, byteCount: 0))
+                }
+                work.deliveries.append(PendingDelivery(
+                    user: user, request: request, key: key, attachment: attachment,
+                    event: .ready(object, .sharedObject)))
+            case .loading, .loaded:
+                state.statistics.coalescedJoins += 1
+                if policy.participatesInLoadingBuffer, case .loading(let fetchID) = handler.phase {
+                    _promoteFetchFromPrefetchLane(dataKey: key.dataKey, fetch: fetchID, work: &work, in: &state)
+                    if !state.loadingBuffer.contains(key) {
+                        work.append(_pushToLoadingBuffer(key, in: &state))
+                    }
+                }
+            case .new, .failed:
+                if policy.failureMemoryInterval > 0,
+                   let failure = state.failures.failure(for: key.dataKey) ?? state.failures.failure(for: key.description) {
+                    state.statistics.failures[.recentlyFailed, default: 0] += 1
+                    work.deliveries.append(PendingDelivery(
+                        user: user, request: request, key: key, attachment: attachment,
+                        event: .failed(.recentlyFailed(failure))))
+                    return work
+                }
+                handler.request = request
+                handler.policy = policy
+                state.handlers[key] = handler
+                if policy.fileCacheDelivery == .synchronous, policy.cacheInFile, fileCache != nil {
+                    handler.generation &+= 1
+                    handler.phase = .loaded
+                    state.handlers[key] = handler
+                    syncFileLoad = (handler.generation, policy)
+                } else {
+                    work.append(_startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state))
+                }
+            }
+            return work
+        }
+        perform(work, synchronously: true)
+        if let syncFileLoad {
+            loadFromFileCacheSynchronously(key: key, generation: syncFileLoad.generation, policy: syncFileLoad.policy)
+        }
+    }
+
+    /// Detaches `user` from whatever it was managed for: HJCache's `clear` before cell reuse.
+    /// It receives no more callbacks for that request. If it was the last user of a load and the
+    /// policy does not finish loads without users, the load is cancelled.
+    public func unmanage<User: ManagedObjectUser>(_ user: User) {
+        let work = state.withLock { _detach(user, in: &$0) }
+        perform(work)
+    }
+
+    // MARK: - Attaching users (under the lock)
+
+    /// Attaches `user` to the handler of `key` (creating it), detaching it from any other key.
+    /// Returns the new attachment's identifier.
+    func _attach(
+        _ user: some ManagedObjectUser, request: ObjectRequest, key: ObjectKey, policy: LoadPolicy,
+        decoder: @autoclosure () -> AnyObjectDecoder, work: inout PendingWork, in state: inout ManagerState
+    ) -> UInt64 {
+        let identifier = ObjectIdentifier(user)
+        if let existing = state.attachments[identifier], existing.user === user {
+            if existing.key == key, state.handlers[key] != nil { return existing.identifier }
+            work.append(_detach(user, in: &state))
+        }
+        if state.handlers[key] == nil {
+            _sweepIfNeeded(in: &state)
+            state.handlers[key] = HandlerRecord(key: key, decoder: decoder(), request: request, policy: policy)
+        }
+        let attachment = state._makeIdentifier()
+        state.attachments[identifier] = Attachment(user: user, key: key, identifier: attachment)
+        state.handlers[key]?.users.append(UserSlot(
+            user: user, identifier: identifier, request: request, attachment: attachment,
+            evictable: policy.participatesInLoadingBuffer))
+        return attachment
+    }
+
+    /// The memory-hit path: attaches the user to a handler holding `object` and returns its delivery.
+    func _attachForHit<Decoder: ObjectDecoding>(
+        _ user: some ManagedObjectUser, request: ObjectRequest, key: ObjectKey, policy: LoadPolicy,
+        object: any Sendable, decoder: Decoder, in state: inout ManagerState
+    ) -> PendingWork {
+        var work = PendingWork()
+        let attachment = _attach(user, request: request, key: key, policy: policy,
+                                 decoder: AnyObjectDecoder(decoder), work: &work, in: &state)
+        if let phase = state.handlers[key]?.phase, !phase.isBusy {
+            state.handlers[key]?.phase = .ready(object, .memory)
+        }
+        work.deliveries.append(PendingDelivery(
+            user: user, request: request, key: key, attachment: attachment, event: .ready(object, .memory)))
+        return work
+    }
+
+    /// Detaches `user` from its current key, cancelling that load if nobody else wants it.
+    func _detach(_ user: some ManagedObjectUser, in state: inout ManagerState) -> PendingWork {
+        let identifier = ObjectIdentifier(user)
+        guard let attachment = state.attachments[identifier] else { return PendingWork() }
+        state.attachments.removeValue(forKey: identifier)
+        guard var handler = state.handlers[attachment.key] else { return PendingWork() }
+        handler.users.removeAll { $0.identifier == identifier || $0.user == nil }
+        state.handlers[attachment.key] = handler
+        return _cancelIfAbandoned(attachment.key, in: &state)
+    }
+
+    /// Cancels the load of `key` if it has no live users, no prefetch wants it, and its policy
+    /// does not finish such loads.
+    func _cancelIfAbandoned(_ key: ObjectKey, in state: inout ManagerState) -> PendingWork {
+        guard let handler = state.handlers[key], case .loading = handler.phase,
+              !handler.policy.finishLoadingWithoutUsers, !handler.heldByPrefetch, !handler.hasLiveUsers
+        else { return PendingWork() }
+        return _cancelHandler(key, reason: .noUsers, in: &state)
+    }
+
+    /// Drops handlers nobody uses and attachments of deallocated users, when the tables have grown
+    /// past twice their size at the last sweep (amortized constant time per new handler).
+    func _sweepIfNeeded(in state: inout ManagerState) {
+        guard state.handlers.count >= state.sweepThreshold else { return }
+        state.handlers = state.handlers.filter { _, handler in
+            handler.phase.isBusy || handler.heldByPrefetch || handler.hasLiveUsers
+        }
+        for key in Array(state.handlers.keys) { state.handlers[key]?.compactUsers() }
+        state.attachments = state.attachments.filter { $0.value.user != nil }
+        state.sweepThreshold = max(256, state.handlers.count * 2)
+    }
+
+    // MARK: - Delivering
+
+    /// Makes the callbacks and disk work collected under the lock. `synchronously` delivers on this
+    /// thread whatever the user's `callbackDelivery` (used inside `manage`, so a hit arrives before it returns).
+    func perform(_ work: PendingWork, synchronously: Bool = false) {
+        for dataKey in work.fileCachePurges { fileCache?.removeEntry(forKey: dataKey) }
+        if let handler = configuration.eventHandler {
+            for event in work.events { handler(event) }
+        }
+        for delivery in work.deliveries {
+            if synchronously {
+                // Decided a moment ago on this very thread, inside `manage`: no re-check needed.
+                delivery.user.receive(delivery.event, request: delivery.request)
+            } else {
+                switch delivery.user.callbackDelivery {
+                case .immediate:
+                    deliverIfCurrent(delivery)
+                case .mainQueue:
+                    DispatchQueue.main.async { [weak self] in self?.deliverIfCurrent(delivery) }
+                }
+            }
+        }
+    }
+
+    func deliverNow(_ work: PendingWork) {
+        perform(work, synchronously: true)
+    }
+
+    /// Calls the user unless it has been re-managed or unmanaged since the delivery was decided.
+    private func deliverIfCurrent(_ delivery: PendingDelivery) {
+        if delivery.attachment != 0 {
+            let current = state.withLock { state in
+                state.attachments[ObjectIdentifier(delivery.user)]?.identifier == delivery.attachment
+            }
+            guard current else { return }
+        }
+        delivery.user.receive(delivery.event, request: delivery.request)
+    }
+}

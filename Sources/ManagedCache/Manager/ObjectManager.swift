@@ -1,0 +1,208 @@
+import Foundation
+import Synchronization
+
+/// Loads objects from URLs, shares one decoded object among all the users of a key, and caches it
+/// in memory and (optionally) in files. HJCache's `HJObjManager`, callable from any thread or task.
+///
+/// - A **bounded FIFO of active loads** (the loading buffer, default 12): when a new load pushes the
+///   oldest still-loading one out, that load is cancelled and its users are told, so a fast scroll
+///   through a long table only loads what is on screen when it stops.
+/// - **One handler per key** (`ObjectKey`: the request's oid or URL, plus the decoder): one download
+///   and one decode, however many users ask at once; the same object instance reaches every user.
+/// - A **memory cache** of decoded objects, LRU, bounded by count (default 20) and bytes (default 64 MiB).
+/// - An optional **file cache** (`FileCaching`: `FileCache`, `BigFileCache` or your own).
+///
+/// ```swift
+/// let manager = ObjectManager()
+/// let user = ObjectUser(decoder: DataDecoder()) { data, _ in print(data.count) }
+/// user.request = ObjectRequest(url: url)
+/// manager.manage(user)
+/// ```
+///
+/// Several managers can coexist, each with its own caches. Deallocating a manager cancels its loads.
+public final class ObjectManager: Sendable {
+    /// How a manager is set up. Every field has a default.
+    public struct Configuration: Sendable {
+        /// How many loads started for users may run at once before the oldest is cancelled. Default 12, at least 1.
+        /// Make it at least the number of objects on screen; a larger buffer loads ahead.
+        public var loadingBufferSize: Int = 12
+        /// How many decoded objects the memory cache keeps. Default 20; 0 keeps none.
+        public var memoryCacheCountLimit: Int = 20
+        /// The memory cache's byte limit (by each object's cost). Default 64 MiB; 0 keeps none.
+        public var memoryCacheCostLimit: Int = 64 << 20
+        /// Where downloaded bytes are kept between runs. Default `nil`: memory and network only.
+        public var fileCache: (any FileCaching)?
+        /// How bytes are fetched. Default `DefaultDataLoader()` (URLSession for http/https, files for `file://`).
+        public var dataLoader: any DataLoading = DefaultDataLoader()
+        /// The policy every request starts from.
+        public var policy = LoadPolicy()
+        /// How many prefetches run at once; the rest wait. Default 2.
+        public var prefetchConcurrency: Int = 2
+        /// Bytes kept in memory undecoded when a prefetch has no decoder and there is no file cache. Default 8 MiB.
+        public var undecodedDataLimit: Int = 8 << 20
+        /// Downloads up to this size stay in memory beside the file cache, so decoding need not read
+        /// them back. Larger ones go only to disk. Default 4 MiB.
+        public var inMemoryThreshold: Int = 4 << 20
+        /// Called with file-cache failures, corrupt entries and failed loads, for logging. Default `nil`.
+        public var eventHandler: (@Sendable (ManagerEvent) -> Void)?
+
+        /// The defaults listed on each property.
+        public init() {}
+    }
+
+    /// The decoded objects this manager keeps in memory, by key.
+    public let memoryCache: MemoryCache<ObjectKey, any Sendable>
+    /// The file cache, if any.
+    public let fileCache: (any FileCaching)?
+
+    let configuration: Configuration
+    let undecodedData: MemoryCache<String, Data>
+    let state: Mutex<ManagerState>
+
+    /// Creates a manager with its own caches.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.fileCache = configuration.fileCache
+        self.memoryCache = MemoryCache(
+            countLimit: configuration.memoryCacheCountLimit, costLimit: configuration.memoryCacheCostLimit)
+        self.undecodedData = MemoryCache(countLimit: 1 << 20, costLimit: configuration.undecodedDataLimit)
+        self.state = Mutex(ManagerState(loadingBufferSize: configuration.loadingBufferSize))
+        observeMemoryWarnings()
+    }
+
+    /// Creates a manager with HJCache's two sizes: `initWithLoadingBufferSize:memCacheSize:`.
+    public convenience init(loadingBufferSize: Int, memoryCacheSize: Int, fileCache: (any FileCaching)? = nil) {
+        var configuration = Configuration()
+        configuration.loadingBufferSize = loadingBufferSize
+        configuration.memoryCacheCountLimit = memoryCacheSize
+        configuration.fileCache = fileCache
+        self.init(configuration: configuration)
+    }
+
+    deinit {
+        let tasks = state.withLock { state in
+            state.isShutDown = true
+            return state.fetches.values.compactMap(\.task)
+        }
+        for task in tasks { task.cancel() }
+    }
+
+    /// A shared manager with the default configuration, for apps that need only one.
+    public static let shared = ObjectManager()
+
+    /// The policy requests start from.
+    public var policy: LoadPolicy { configuration.policy }
+
+    /// The loading buffer's capacity. Lowering it cancels the oldest loads that no longer fit.
+    public var loadingBufferSize: Int {
+        get { state.withLock { $0.loadingBuffer.capacity } }
+        set {
+            let work = state.withLock { state -> PendingWork in
+                let pushedOut = state.loadingBuffer.resize(to: newValue)
+                return _handleBufferOverflow(pushedOut, in: &state)
+            }
+            perform(work)
+        }
+    }
+
+    /// The counters since creation or the last `resetStatistics()`.
+    public var statistics: ManagerStatistics { state.withLock { $0.statistics } }
+
+    /// Sets every counter back to zero.
+    public func resetStatistics() {
+        state.withLock { $0.statistics = ManagerStatistics() }
+    }
+
+    /// How many loads are running now (user loads and prefetches).
+    public var activeLoadCount: Int { state.withLock { $0.fetches.count } }
+
+    /// The keys in the loading buffer, oldest first (for tests and diagnostics).
+    public var loadingBufferKeys: [ObjectKey] { state.withLock { $0.loadingBuffer.keys } }
+
+    // MARK: - Caches
+
+    /// The object for `request` and `decoder` if it is in memory now (memory cache or a live
+    /// handler), without loading anything: JMImageCache's "return the image now if cached".
+    public func cachedObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder) -> Decoder.Object? {
+        let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
+        if let object = memoryCache.value(forKey: key) as? Decoder.Object { return object }
+        return state.withLock { state in
+            if case .ready(let object, _) = state.handlers[key]?.phase { return object as? Decoder.Object }
+            return nil
+        }
+    }
+
+    /// Removes the decoded object for `request` and `decoder` from the memory cache (users still
+    /// holding it keep it). Pass `fromFileCache: true` to delete the bytes on disk too.
+    public func removeObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder, fromFileCache: Bool = false) {
+        let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
+        let removed = memoryCache.removeValue(forKey: key)
+        _ = removed
+        state.withLock { state in
+            if case .ready = state.handlers[key]?.phase, state.handlers[key]?.hasLiveUsers == false {
+                state.handlers.removeValue(forKey: key)
+            }
+        }
+        undecodedData.removeValue(forKey: key.dataKey)
+        if fromFileCache { fileCache?.removeEntry(forKey: key.dataKey) }
+    }
+
+    /// Empties the memory cache (and undecoded bytes). Objects users hold stay with them.
+    public func removeAllObjects() {
+        memoryCache.removeAll()
+        undecodedData.removeAll()
+        state.withLock { state in
+            state.handlers = state.handlers.filter { $0.value.phase.isBusy || $0.value.hasLiveUsers }
+        }
+    }
+
+    /// Empties the memory cache and the file cache: HJCache's `emptyCache`.
+    public func removeAllCaches() {
+        removeAllObjects()
+        fileCache?.removeAll()
+    }
+
+    /// Frees memory now: empties the memory cache and undecoded bytes. On iOS, tvOS and visionOS it is
+    /// called on every memory warning.
+    public func handleMemoryPressure() {
+        removeAllObjects()
+    }
+
+    /// Forgets a remembered failure, so the next request for `request` goes to the network.
+    public func forgetFailure(for request: ObjectRequest) {
+        state.withLock { $0.failures.forget(request.dataKey) }
+    }
+
+    /// Forgets every remembered failure.
+    public func forgetAllFailures() {
+        state.withLock { $0.failures.forgetAll() }
+    }
+
+    /// Cancels every load and prefetch; their users receive `.cancelled(.managerShutDown)`.
+    public func cancelAll() {
+        let work = state.withLock { state -> PendingWork in
+            state.prefetchQueue.removeAll()
+            var work = PendingWork()
+            for key in Array(state.handlers.keys) where state.handlers[key]?.phase.isBusy == true {
+                work.append(_cancelHandler(key, reason: .managerShutDown, in: &state))
+            }
+            for (dataKey, fetch) in state.fetches {
+                fetch.task?.cancel()
+                state.fetches.removeValue(forKey: dataKey)
+            }
+            state.runningPrefetches = 0
+            return work
+        }
+        perform(work)
+    }
+
+    private func observeMemoryWarnings() {
+        #if canImport(UIKit) && !os(watchOS)
+        NotificationCenter.default.addObserver(
+            forName: Notification.Name("UIApplicationDidReceiveMemoryWarningNotification"), object: nil, queue: nil
+        ) { [weak self] _ in
+            self?.handleMemoryPressure()
+        }
+        #endif
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// Something that happened to a handler, to be told to one of its users.
+enum UserEvent: Sendable {
+    case ready(any Sendable, DataOrigin)
+    case failed(ManagedCacheError)
+    case progress(LoadProgress)
+}
+
+/// A callback collected under the manager's lock and made after it is released.
+struct PendingDelivery: Sendable {
+    let user: any ManagedObjectUser
+    let request: ObjectRequest
+    let key: ObjectKey
+    /// The attachment the callback is for; a user re-managed since then no longer matches.
+    let attachment: UInt64
+    let event: UserEvent
+}
+
+extension ManagedObjectUser {
+    /// Calls the callback matching `event`, with the object cast to this user's type.
+    func receive(_ event: UserEvent, request: ObjectRequest) {
+        switch event {
+        case .ready(let object, let origin):
+            if let object = object as? Decoder.Object {
+                managedObjectReady(object, origin: origin, request: request)
+            } else {
+                managedObjectFailed(.decodingFailed(reason: "the shared object is a \(type(of: object)), not a \(Decoder.Object.self)"), request: request)
+            }
+        case .failed(let error):
+            managedObjectFailed(error, request: request)
+        case .progress(let progress):
+            managedObjectProgress(progress, request: request)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import ManagedCache
+import Testing
+import TestSupport
+
+@Suite struct LoadingBufferTests {
+    @Test func oldestLoadIsCancelledAndItsUsersToldWhenTheBufferOverflows() async {
+        let loader = ScriptedDataLoader()
+        for path in ["1", "2", "3"] { loader.script(path, .held(firstChunk: Data(path.utf8), rest: Data("!".utf8))) }
+        let manager = makeScriptedManager(loader: loader, bufferSize: 2)
+        let users = ["1", "2", "3"].map { RecordingUser(request($0), decoder: BlobDecoder()) }
+        manager.manage(users[0])
+        #expect(await waitUntil { loader.activeCount("1") == 1 })
+        manager.manage(users[1])
+        manager.manage(users[2])
+        #expect(users[0].errors == [.cancelled(.loadingBufferOverflow)])
+        #expect(await waitUntil { loader.cancellationCount("1") == 1 })
+        #expect(manager.statistics.loadsCancelledByBuffer == 1)
+        #expect(manager.loadingBufferKeys.map(\.dataKey) == ["2", "3"].map { ScriptedDataLoader.url($0).absoluteString })
+        // Managing the cancelled user again restarts its load.
+        manager.manage(users[0])
+        for path in ["1", "2", "3"] { loader.release(path) }
+        #expect(await waitUntil { users[0].objects.count == 1 })
+        #expect(loader.requestCount("1") == 2)
+    }
+
+    @Test func shrinkingTheBufferCancelsTheLoadsThatNoLongerFit() async {
+        let loader = ScriptedDataLoader()
+        for path in ["1", "2", "3"] { loader.script(path, .held(firstChunk: Data(path.utf8), rest: Data())) }
+        let manager = makeScriptedManager(loader: loader, bufferSize: 3)
+        let users = ["1", "2", "3"].map { RecordingUser(request($0), decoder: BlobDecoder()) }
+        for user in users { manager.manage(user) }
+        manager.loadingBufferSize = 1
+        #expect(users[0].errors == [.cancelled(.loadingBufferOverflow)])
+        #expect(users[1].errors == [.cancelled(.loadingBufferOverflow)])
+        #expect(users[2].errors.isEmpty)
+        #expect(manager.loadingBufferSize == 1)
+    }
+
+    @Test func asyncCallersAreNotPushedOutByTheBuffer() async throws {
+        let loader = ScriptedDataLoader()
+        for path in ["a", "1", "2"] { loader.script(path, .held(firstChunk: Data(path.utf8), rest: Data())) }
+        let manager = makeScriptedManager(loader: loader, bufferSize: 1)
+        let awaited = Task { try await manager.object(for: request("a"), decoder: BlobDecoder()) }
+        #expect(await waitUntil { loader.activeCount("a") == 1 })
+        let users = ["1", "2"].map { RecordingUser(request($0), decoder: BlobDecoder()) }
+        for user in users { manager.manage(user) }
+        #expect(users[0].errors == [.cancelled(.loadingBufferOverflow)])
+        loader.release("a")
+        let blob = try await awaited.value
+        #expect(blob.text == "a")
+    }
+
+    @Test func prefetchIsJoinedByALaterUserNotRestarted() async {
+        let loader = ScriptedDataLoader()
+        loader.script("p", .held(firstChunk: Data("pre".utf8), rest: Data("fetched".utf8)))
+        let manager = makeScriptedManager(loader: loader)
+        manager.prefetch([request("p")], decoder: BlobDecoder())
+        #expect(await waitUntil { loader.activeCount("p") == 1 })
+        let user = RecordingUser(request("p"), decoder: BlobDecoder())
+        manager.manage(user)
+        loader.release("p")
+        #expect(await waitUntil { user.objects.count == 1 })
+        #expect(user.objects[0].text == "prefetched")
+        #expect(loader.requestCount("p") == 1)
+        #expect(manager.statistics.coalescedJoins >= 1)
+    }
+
+    @Test func prefetchesNeverCancelUserLoads() async {
+        let loader = ScriptedDataLoader()
+        loader.script("u", .held(firstChunk: Data("u".utf8), rest: Data()))
+        for index in 0..<10 { loader.script("p\(index)", .body(Data("p".utf8))) }
+        let manager = makeScriptedManager(loader: loader, bufferSize: 1)
+        let user = RecordingUser(request("u"), decoder: BlobDecoder())
+        manager.manage(user)
+        manager.prefetch((0..<10).map { request("p\($0)") })
+        #expect(await waitUntil { (0..<10).allSatisfy { loader.requestCount("p\($0)") == 1 } })
+        #expect(user.errors.isEmpty)
+        loader.release("u")
+        #expect(await waitUntil { user.objects.count == 1 })
+    }
+
+    @Test func dataOnlyPrefetchKeepsBytesForALaterDecoder() async {
+        let loader = ScriptedDataLoader()
+        loader.script("raw", .body(Data("raw".utf8)))
+        let manager = makeScriptedManager(loader: loader)
+        manager.prefetch([request("raw")])
+        #expect(await waitUntil { manager.activeLoadCount == 0 && loader.requestCount("raw") == 1 })
+        let user = RecordingUser(request("raw"), decoder: BlobDecoder())
+        manager.manage(user)
+        #expect(await waitUntil { user.objects.count == 1 })
+        #expect(user.origins == [.undecodedData])
+        #expect(loader.requestCount("raw") == 1)
+    }
+}

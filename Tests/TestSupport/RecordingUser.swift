@@ -1,0 +1,83 @@
+import Foundation
+import ManagedCache
+import Synchronization
+
+/// A `ManagedObjectUser` that records every callback, for tests to assert on.
+public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
+    /// One recorded callback.
+    public enum Event: Sendable {
+        case ready(Decoder.Object, DataOrigin, ObjectRequest)
+        case failed(ManagedCacheError, ObjectRequest)
+        case progress(LoadProgress)
+    }
+
+    private let requestSlot: Mutex<ObjectRequest?>
+    private let recorded = Mutex<[Event]>([])
+    public let objectDecoder: Decoder
+    public let callbackDelivery: CallbackDelivery
+    /// Called on every `ready`, after recording it.
+    private let onReady: (@Sendable (Decoder.Object) -> Void)?
+
+    /// Creates a user for `request` (which can be changed later for reuse).
+    public init(_ request: ObjectRequest?, decoder: Decoder, delivery: CallbackDelivery = .immediate,
+                onReady: (@Sendable (Decoder.Object) -> Void)? = nil) {
+        requestSlot = Mutex(request)
+        objectDecoder = decoder
+        callbackDelivery = delivery
+        self.onReady = onReady
+    }
+
+    public var objectRequest: ObjectRequest? { requestSlot.withLock { $0 } }
+
+    /// Points the user at another request (cell reuse); call `manage` afterwards.
+    public func setRequest(_ request: ObjectRequest?) { requestSlot.withLock { $0 = request } }
+
+    public func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest) {
+        recorded.withLock { $0.append(.ready(object, origin, request)) }
+        onReady?(object)
+    }
+
+    public func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
+        recorded.withLock { $0.append(.failed(error, request)) }
+    }
+
+    public func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
+        recorded.withLock { $0.append(.progress(progress)) }
+    }
+
+    /// Every callback so far, in order.
+    public var events: [Event] { recorded.withLock { $0 } }
+
+    /// The objects delivered, in order.
+    public var objects: [Decoder.Object] {
+        events.compactMap { if case .ready(let object, _, _) = $0 { return object } else { return nil } }
+    }
+
+    /// The origins of the objects delivered, in order.
+    public var origins: [DataOrigin] {
+        events.compactMap { if case .ready(_, let origin, _) = $0 { return origin } else { return nil } }
+    }
+
+    /// The requests the objects were delivered for, in order.
+    public var readyRequests: [ObjectRequest] {
+        events.compactMap { if case .ready(_, _, let request) = $0 { return request } else { return nil } }
+    }
+
+    /// The errors delivered, in order.
+    public var errors: [ManagedCacheError] {
+        events.compactMap { if case .failed(let error, _) = $0 { return error } else { return nil } }
+    }
+
+    /// Progress values delivered, in order.
+    public var progress: [LoadProgress] {
+        events.compactMap { if case .progress(let progress) = $0 { return progress } else { return nil } }
+    }
+
+    /// `ready` plus `failed` callbacks: a request's final outcomes.
+    public var finalCallbackCount: Int {
+        events.reduce(0) { count, event in
+            if case .progress = event { return count }
+            return count + 1
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import Foundation
+
+/// Waits until `condition` holds, checking every few milliseconds, for at most `timeout` seconds.
+/// Returns whether it held. Tests assert on the returned value: the verdict depends on the
+/// condition, never on how long it took (the timeout only bounds a hang).
+@discardableResult
+public func waitUntil(timeout: Double = 10, _ condition: @Sendable () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(timeout)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
+
+/// The same, for synchronous code (threads rather than tasks).
+@discardableResult
+public func waitUntilBlocking(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(2_000)
+    }
+    return condition()
+}
