@@ -4,7 +4,7 @@ import Testing
 
 /// Corrupt, inconsistent or foreign bytes must be rejected with the case that explains why.
 @Suite struct CorruptImageTests {
-    @Test(arguments: ["rgba.png", "palette.png"])
+    @Test(arguments: ["rgba.png", "palette.png", "animated.png"])
     func aFlippedByteInsideAPNGChunkIsAChecksumMismatchNamingTheChunk(_ name: String) throws {
         let original = try RealImageFixture.named(name)
         for chunk in PNGChunkList(original).chunks {
@@ -119,6 +119,16 @@ import Testing
             }
         }
         #expect(validationError(withUnknownAncillary.data) == nil)
+    }
+
+    @Test func anAnimatedPNGWhoseFrameCountDisagreesWithItsFramesIsMalformed() throws {
+        var png = PNGChunkList(try RealImageFixture.named("animated.png"))
+        let control = try #require(png.chunks.firstIndex { $0.type == "acTL" })
+        png.chunks[control].data.replaceSubrange(0..<4, with: [0, 0, 0, 4])
+        guard case .malformed(.png, _)? = validationError(png.data) else {
+            Issue.record("expected malformed, got \(String(describing: validationError(png.data)))")
+            return
+        }
     }
 
     @Test func aGIFDeclaringZeroHeightHasInvalidDimensions() throws {

@@ -22,6 +22,10 @@ struct RealImageFixture: Sendable, CustomTestStringConvertible {
     static let all: [RealImageFixture] = [
         RealImageFixture(fileName: "rgba.png", expected: ImageInfo(format: .png, pixelWidth: 37, pixelHeight: 23)),
         RealImageFixture(fileName: "palette.png", expected: ImageInfo(format: .png, pixelWidth: 40, pixelHeight: 30)),
+        RealImageFixture(
+            fileName: "animated.png",
+            expected: ImageInfo(format: .png, pixelWidth: 16, pixelHeight: 12, frameCount: 3)
+        ),
         RealImageFixture(fileName: "baseline.jpg", expected: ImageInfo(format: .jpeg, pixelWidth: 64, pixelHeight: 48)),
         RealImageFixture(fileName: "progressive.jpg", expected: ImageInfo(format: .jpeg, pixelWidth: 64, pixelHeight: 48)),
         RealImageFixture(fileName: "still.gif", expected: ImageInfo(format: .gif, pixelWidth: 32, pixelHeight: 24)),

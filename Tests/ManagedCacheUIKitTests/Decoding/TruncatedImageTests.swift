@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func aPNGCutExactlyBeforeIENDIsMissingItsEndMarker() throws {
-        for name in ["rgba.png", "palette.png"] {
+        for name in ["rgba.png", "palette.png", "animated.png"] {
             let data = try RealImageFixture.named(name)
             #expect(validationError(data.dropLast(12)) == .missingEndMarker(.png))
             #expect(validationError(data.dropLast(1)) == .truncated(.png))

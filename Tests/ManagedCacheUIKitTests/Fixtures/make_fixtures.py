@@ -49,6 +49,13 @@ def main():
     save(pattern(37, 23, "RGBA"), "rgba.png")
     # PNG: palette (colour type 3, with PLTE and tRNS-free output).
     save(pattern(40, 30, "RGB").quantize(colors=16), "palette.png")
+    # PNG: animated (APNG: acTL, fcTL and fdAT chunks), three frames.
+    png_frames = frames(16, 12, 3, "RGBA")
+    png_frames[0].save(
+        os.path.join(HERE, "animated.png"),
+        save_all=True, append_images=png_frames[1:], duration=100, loop=0,
+    )
+    print(f"animated.png: 16x12, {os.path.getsize(os.path.join(HERE, 'animated.png'))} bytes")
     # JPEG: baseline with restart markers every row of MCUs, so the RSTn path is exercised.
     save(pattern(64, 48, "RGB"), "baseline.jpg", quality=85, restart_marker_rows=1)
     # JPEG: progressive (several SOS scans).
