@@ -6,7 +6,7 @@ struct ImageSignature: Sendable {
     /// The expected bytes; `nil` matches any byte.
     let pattern: [UInt8?]
 
-    /// Every signature the validators know, at most one per leading byte value, so that even a
+    /// Every signature the validators know. The formats differ in their first byte, so even a
     /// one-byte prefix points at a single format.
     static let all: [ImageSignature] = [
         ImageSignature(format: .png, pattern: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
