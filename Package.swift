@@ -34,7 +34,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ManagedCacheUIKitTests",
-            dependencies: ["ManagedCacheUIKit", "ManagedCache", "TestSupport", "LoopbackServer"]
+            dependencies: ["ManagedCacheUIKit", "ManagedCache", "TestSupport", "LoopbackServer"],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "LoopbackServerTests",

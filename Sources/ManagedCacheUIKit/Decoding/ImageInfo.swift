@@ -1,0 +1,24 @@
+/// What a successful structural validation learned about an image.
+public struct ImageInfo: Sendable, Hashable {
+    /// The container format the bytes are in.
+    public let format: ImageFormat
+    /// The width in pixels: the canvas width for animations.
+    public let pixelWidth: Int
+    /// The height in pixels: the canvas height for animations.
+    public let pixelHeight: Int
+    /// How many frames the image holds: 1 for a still image, more for an animated GIF,
+    /// animated WebP or animated PNG.
+    public let frameCount: Int
+
+    /// Whether the image has more than one frame.
+    public var isAnimated: Bool { frameCount > 1 }
+
+    /// Creates a description of an image; the validators build these, and tests or other
+    /// decoders may too.
+    public init(format: ImageFormat, pixelWidth: Int, pixelHeight: Int, frameCount: Int = 1) {
+        self.format = format
+        self.pixelWidth = pixelWidth
+        self.pixelHeight = pixelHeight
+        self.frameCount = frameCount
+    }
+}

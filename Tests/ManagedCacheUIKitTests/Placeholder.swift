@@ -1,3 +1,0 @@
-import Testing
-
-@Test func placeholder_ManagedCacheUIKitTests() { #expect(Bool(true)) }
