@@ -34,12 +34,30 @@ public protocol ObjectDecoding: Sendable {
     /// The memory-cache cost of `object`, in bytes. Default: `byteCount`, the size of the data it
     /// came from. Image decoders return the decoded bitmap size instead.
     func cost(of object: Object, byteCount: Int) -> Int
+
+    /// Whether this decoder makes a **variant** worth keeping on disk in its own right (a resized,
+    /// rounded or re-encoded image: Haneke's formats). When `true` and the manager has a file cache,
+    /// the object's `encodedVariant(of:)` bytes are stored under the object's key, and later loads
+    /// decode those (with `LoadedData.isStoredVariant` set) instead of downloading and transforming
+    /// the original again. Default `false`.
+    var storesVariant: Bool { get }
+
+    /// The bytes to store for a variant object. Return `nil` to store nothing for this object.
+    /// Called off the caller's thread after a successful decode. Default `nil`.
+    func encodedVariant(of object: Object) -> Data?
+
+    /// Whether the original bytes stay in the file cache once a variant of them is stored.
+    /// Default `true`; `false` keeps only the variant (Kingfisher's `cacheOriginalImage = false`).
+    var keepsOriginal: Bool { get }
 }
 
 extension ObjectDecoding {
     public var identifier: String { String(reflecting: Object.self) }
     public var prefersFileURL: Bool { false }
     public func cost(of object: Object, byteCount: Int) -> Int { byteCount }
+    public var storesVariant: Bool { false }
+    public func encodedVariant(of object: Object) -> Data? { nil }
+    public var keepsOriginal: Bool { true }
 }
 
 /// The bytes a decoder receives: in memory, or as a file in the file cache (for decoders that
@@ -54,25 +72,30 @@ public struct LoadedData: Sendable {
     public let fileURL: URL?
     /// The response's `Content-Type`, when known.
     public let contentType: String?
+    /// `true` when these are the bytes of a stored variant (`ObjectDecoding.encodedVariant(of:)`),
+    /// already transformed, rather than the original download.
+    public let isStoredVariant: Bool
 
     private let memory: Data?
 
     /// Creates loaded data from bytes in memory.
-    public init(data: Data, origin: DataOrigin, contentType: String? = nil) {
+    public init(data: Data, origin: DataOrigin, contentType: String? = nil, isStoredVariant: Bool = false) {
         self.memory = data
         self.byteCount = data.count
         self.origin = origin
         self.fileURL = nil
         self.contentType = contentType
+        self.isStoredVariant = isStoredVariant
     }
 
     /// Creates loaded data that lives in a file.
-    public init(fileURL: URL, byteCount: Int, origin: DataOrigin, contentType: String? = nil) {
+    public init(fileURL: URL, byteCount: Int, origin: DataOrigin, contentType: String? = nil, isStoredVariant: Bool = false) {
         self.memory = nil
         self.byteCount = byteCount
         self.origin = origin
         self.fileURL = fileURL
         self.contentType = contentType
+        self.isStoredVariant = isStoredVariant
     }
 
     /// The bytes, read from the file if they are not in memory.
