@@ -48,6 +48,7 @@ extension ObjectManager {
             guard let jobs = self?.completeFetch(dataKey: dataKey, fetch: identifier, result: result) else { return }
             for job in jobs {
                 let outcome = job.decoder.decode(job.data)
+                if case .success(let object) = outcome { self?.storeVariantIfNeeded(job, object: object) }
                 self?.completeDecode(job, outcome: outcome)
             }
         }
@@ -279,35 +280,5 @@ extension ObjectManager {
                 user: user, request: slot.request, key: key, attachment: slot.attachment, event: .failed(error)))
         }
         return work
-    }
-
-    // MARK: - Synchronous file-cache delivery
-
-    /// Reads and decodes a file-cache hit on the calling thread (policy `.synchronous`); on a miss
-    /// starts the load as usual.
-    func loadFromFileCacheSynchronously(key: ObjectKey, generation: UInt64, policy: LoadPolicy) {
-        let lookup = state.withLock { state -> (AnyObjectDecoder, ObjectRequest)? in
-            guard let handler = state.handlers[key], handler.generation == generation else { return nil }
-            return (handler.decoder, handler.request)
-        }
-        guard let (decoder, request) = lookup else { return }
-        let operation = FetchOperation(
-            dataKey: key.dataKey, request: request, policy: policy, loader: configuration.dataLoader,
-            fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
-            callbacks: FetchCallbacks(progress: { _, _ in }, requestSent: {}, event: { [weak self] in self?.report($0) }))
-        if let fetched = operation.readFromFileCache() {
-            state.withLock { $0.statistics.fileCacheHits += 1 }
-            let job = DecodeJob(key: key, generation: generation, decoder: decoder,
-                                data: fetched.loadedData(prefersFileURL: decoder.prefersFileURL), origin: .fileCache)
-            // Same bookkeeping as an asynchronous decode, but the callbacks happen on this thread, now.
-            completeDecode(job, outcome: decoder.decode(job.data), synchronously: true)
-            return
-        }
-        let work = state.withLock { state -> PendingWork in
-            guard let handler = state.handlers[key], handler.generation == generation, case .loaded = handler.phase
-            else { return PendingWork() }
-            return _startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state)
-        }
-        perform(work)
     }
 }

@@ -44,7 +44,7 @@ extension ObjectManager {
             return
         }
 
-        var syncFileLoad: (generation: UInt64, policy: LoadPolicy)?
+        var fileLookup: (generation: UInt64, policy: LoadPolicy)?
         let work = state.withLock { state -> PendingWork in
             state.statistics.requests += 1
             var work = PendingWork()
@@ -81,11 +81,14 @@ extension ObjectManager {
                 handler.request = request
                 handler.policy = policy
                 state.handlers[key] = handler
-                if policy.fileCacheDelivery == .synchronous, policy.cacheInFile, fileCache != nil {
+                if policy.cacheInFile, fileCache != nil,
+                   policy.fileCacheDelivery == .synchronous || handler.decoder.storesVariant {
+                    // Look in the file cache first (on this thread, or in the background for a
+                    // variant lookup under the asynchronous policy); a miss starts the load.
                     handler.generation &+= 1
                     handler.phase = .loaded
                     state.handlers[key] = handler
-                    syncFileLoad = (handler.generation, policy)
+                    fileLookup = (handler.generation, policy)
                 } else {
                     work.append(_startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state))
                 }
@@ -93,8 +96,14 @@ extension ObjectManager {
             return work
         }
         perform(work, synchronously: true)
-        if let syncFileLoad {
-            loadFromFileCacheSynchronously(key: key, generation: syncFileLoad.generation, policy: syncFileLoad.policy)
+        if let fileLookup {
+            if fileLookup.policy.fileCacheDelivery == .synchronous {
+                loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy, synchronously: true)
+            } else {
+                Task { [weak self] in
+                    self?.loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy, synchronously: false)
+                }
+            }
         }
     }
 
