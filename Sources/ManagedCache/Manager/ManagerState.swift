@@ -13,7 +13,7 @@ struct ManagerState {
     var failures = FailureMemory()
     var statistics = ManagerStatistics()
     var nextIdentifier: UInt64 = 1
-    var sweepThreshold = 256
+    var sweepThreshold = 64
     var isShutDown = false
 
     init(loadingBufferSize: Int) {

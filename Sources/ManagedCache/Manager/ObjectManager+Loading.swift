@@ -236,9 +236,10 @@ extension ObjectManager {
             case .success(let object):
                 var work = PendingWork()
                 state.statistics.decodes += 1
-                handler.phase = .ready(object, job.origin)
                 handler.heldByPrefetch = false
                 handler.compactUsers()
+                // With no user left, only the memory cache keeps the object (within its limits).
+                handler.phase = handler.users.isEmpty ? .new : .ready(object, job.origin)
                 state.handlers[job.key] = handler
                 if handler.policy.cacheInMemory {
                     let cost = handler.decoder.cost(of: object, byteCount: job.data.byteCount)

@@ -163,6 +163,11 @@ extension ObjectManager {
         state.attachments.removeValue(forKey: identifier)
         guard var handler = state.handlers[attachment.key] else { return PendingWork() }
         handler.users.removeAll { $0.identifier == identifier || $0.user == nil }
+        if handler.users.isEmpty, case .ready = handler.phase {
+            // Only users keep a handler's object alive; the memory cache keeps its own reference
+            // within its limits.
+            handler.phase = .new
+        }
         state.handlers[attachment.key] = handler
         return _cancelIfAbandoned(attachment.key, in: &state)
     }
@@ -177,7 +182,9 @@ extension ObjectManager {
     }
 
     /// Drops handlers nobody uses and attachments of deallocated users, when the tables have grown
-    /// past twice their size at the last sweep (amortized constant time per new handler).
+    /// past twice their size at the last sweep (amortized constant time per new handler). The low
+    /// floor (64) bounds how many objects of silently deallocated users a handler can keep alive
+    /// beyond the memory cache's limits.
     func _sweepIfNeeded(in state: inout ManagerState) {
         guard state.handlers.count >= state.sweepThreshold else { return }
         state.handlers = state.handlers.filter { _, handler in
@@ -185,7 +192,7 @@ extension ObjectManager {
         }
         for key in Array(state.handlers.keys) { state.handlers[key]?.compactUsers() }
         state.attachments = state.attachments.filter { $0.value.user != nil }
-        state.sweepThreshold = max(256, state.handlers.count * 2)
+        state.sweepThreshold = max(64, state.handlers.count * 2)
     }
 
     // MARK: - Delivering
