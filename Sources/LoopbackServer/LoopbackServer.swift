@@ -1,0 +1,148 @@
+import Foundation
+
+// LoopbackServer: a small HTTP/1.1 server on 127.0.0.1 that misbehaves on request.
+//
+// The library's tests, the examples and the benchmarks point URLSession at it.
+//
+//     let server = try LoopbackServer()                   // listening on an ephemeral port
+//     server.setRoute("/a.png", .ok(png, contentType: "image/png"))
+//     server.setRoute("/slow", .ok(data).behaving(.stall(afterBodyBytes: 100)))
+//     server.setRoute("/v", .ok(data).caching(etag: "\"v1\"", cacheControl: "max-age=60"))
+//     server.setHandler("/versioned") { request in .ok(Data(currentVersion.utf8)) }
+//     server.setFallback { request in request.path.hasPrefix("/gen/") ? .ok(blob(request.path)) : nil }
+//     let url = server.url("/a.png")
+//     ... server.requestCount(for: "/a.png"), server.recordedRequests(for: "/v")[0].header("If-None-Match")
+//     server.stop()                                        // also on deinit
+//
+// Routes: exact path (a route registered with `?query` matches only that query), else the
+// fallback, else 404. Responses: `LoopbackResponse` (status, headers, body, caching fields,
+// `supportsRanges`) with a `Behavior`: normal, delayed, stall, truncate (with or without a
+// Content-Length), reset (RST), drip. A 200 turns into 304 for a matching If-None-Match /
+// If-Modified-Since and into 206/416 for Range (honouring If-Range). HEAD gets the head only.
+// Shaping: `latency` before each response and `bytesPerSecond` per connection, in
+// `Configuration` and changeable at run time. Statistics: per-path counts, the last 1,000
+// requests per path, total requests, body bytes sent, open and accepted connections.
+// `measureCeiling` reports the requests/s the server sustains over raw sockets.
+//
+// Design: one thread per connection with blocking I/O (URLSession opens at most 6 per host),
+// HTTP/1.1 keep-alive, TCP_NODELAY. `stop()` wakes every wait through a self-pipe, shuts down
+// every socket and waits (bounded) for the threads to return.
+
+/// A small HTTP/1.1 server on 127.0.0.1 (ephemeral port) for testing an HTTP client against
+/// responses that are slow, broken or conditional on purpose.
+///
+/// It starts listening in `init` and stops in ``stop()`` or `deinit`. Every method is safe to
+/// call from any thread while requests are being served.
+public final class LoopbackServer: Sendable {
+    /// The port the server listens on (127.0.0.1 only).
+    public let port: Int
+
+    /// `http://127.0.0.1:PORT`.
+    public let baseURL: URL
+
+    private let core: ServerCore
+
+    /// Starts a server listening on 127.0.0.1 at a port the system picks.
+    public init(configuration: Configuration = .init()) throws {
+        core = try ServerCore(configuration: configuration)
+        port = core.port
+        baseURL = URL(string: "http://127.0.0.1:\(core.port)")!
+    }
+
+    deinit {
+        core.stop()
+    }
+
+    /// The URL of `path` on this server; `path` starts with `/` and may include a query.
+    public func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(path.hasPrefix("/") ? path : "/" + path)")!
+    }
+
+    /// Closes the listener and every open connection (stalled ones too), then waits up to a few
+    /// seconds for the server's threads to return. Idempotent; `deinit` calls it.
+    public func stop() {
+        core.stop()
+    }
+
+    // MARK: Routes
+
+    /// Answers requests for exactly `path` with `response`. A `path` with `?query` matches only
+    /// requests with exactly that query, and takes precedence over the bare path.
+    public func setRoute(_ path: String, _ response: LoopbackResponse) {
+        core.routes.setRoute(path, response)
+    }
+
+    /// Answers requests for exactly `path` by calling `handler` for each (on the connection's
+    /// thread; it may be called concurrently).
+    public func setHandler(_ path: String, _ handler: @escaping @Sendable (LoopbackRequest) -> LoopbackResponse) {
+        core.routes.setHandler(path, handler)
+    }
+
+    /// Answers requests that no route matches; returning `nil` gives a `404`.
+    public func setFallback(_ handler: @escaping @Sendable (LoopbackRequest) -> LoopbackResponse?) {
+        core.routes.setFallback(handler)
+    }
+
+    /// Removes every route, handler and the fallback (so everything answers `404`).
+    public func removeAllRoutes() {
+        core.routes.removeAll()
+    }
+
+    // MARK: Shaping
+
+    /// Sets the seconds to wait before each response (0 for none).
+    public func setLatency(_ seconds: Double) {
+        core.shaping.latency = max(0, seconds)
+    }
+
+    /// Sets the body bytes per second per connection (`nil` for unlimited).
+    public func setBandwidth(bytesPerSecond: Int?) {
+        core.shaping.bytesPerSecond = bytesPerSecond.map { max(1, $0) }
+    }
+
+    // MARK: Statistics
+
+    /// How many requests were received for `path` (without query: all queries count; with
+    /// `?query`: only that exact query) since start or ``resetStatistics()``.
+    public func requestCount(for path: String) -> Int {
+        core.statistics.count(for: path)
+    }
+
+    /// All requests received since start or ``resetStatistics()``.
+    public var totalRequestCount: Int {
+        core.statistics.totalCount
+    }
+
+    /// The last (at most 1,000) requests received for `path`, oldest first; with `?query`,
+    /// only those with exactly that query.
+    public func recordedRequests(for path: String) -> [LoopbackRequest] {
+        core.statistics.recordedRequests(for: path)
+    }
+
+    /// Body bytes written to clients since start or ``resetStatistics()`` (heads not included).
+    public var bodyBytesSent: Int {
+        core.statistics.bodyBytesSent
+    }
+
+    /// Connections currently open.
+    public var openConnectionCount: Int {
+        core.registry.openCount
+    }
+
+    /// Connections accepted since start or ``resetStatistics()``: with keep-alive, far fewer
+    /// than requests.
+    public var acceptedConnectionCount: Int {
+        core.statistics.acceptedConnections
+    }
+
+    /// Threads the server is running: the accept thread plus one per open connection; 0 once
+    /// ``stop()`` has returned.
+    public var runningThreadCount: Int {
+        core.registry.threadCount
+    }
+
+    /// Sets every count and record to zero (open connections are not affected).
+    public func resetStatistics() {
+        core.statistics.reset()
+    }
+}
