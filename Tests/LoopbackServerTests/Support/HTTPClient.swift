@@ -37,9 +37,15 @@ struct HTTPClient: Sendable {
     }
 
     let session: URLSession
+    let timeout: Double
 
-    init(maximumConnectionsPerHost: Int = 6) {
+    /// `timeout` is the idle timeout for every request. It is set on the configuration because
+    /// on Linux a request's own `timeoutInterval` does not shorten the configuration's
+    /// `timeoutIntervalForRequest` (default 60 s).
+    init(timeout: Double = 30, maximumConnectionsPerHost: Int = 6) {
+        self.timeout = timeout
         let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
@@ -48,7 +54,7 @@ struct HTTPClient: Sendable {
 
     /// Sends one request and waits for its outcome.
     func fetch(
-        _ url: URL, method: String = "GET", headers: [String: String] = [:], timeout: Double = 30
+        _ url: URL, method: String = "GET", headers: [String: String] = [:]
     ) async -> Outcome {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         request.httpMethod = method
