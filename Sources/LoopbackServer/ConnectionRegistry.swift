@@ -13,6 +13,7 @@ final class ConnectionRegistry: Sendable {
     private struct State {
         var isStopped = false
         var sockets: Set<Int32> = []
+        var peakCount = 0
     }
 
     /// Stack size for server threads: they run short, shallow call chains.
@@ -34,9 +35,18 @@ final class ConnectionRegistry: Sendable {
         state.withLock { state in
             guard !state.isStopped else { return false }
             state.sockets.insert(fd)
+            state.peakCount = max(state.peakCount, state.sockets.count)
             openSockets.add(1, ordering: .relaxed)
             return true
         }
+    }
+
+    /// The most connections open at once since start or `resetPeak()`.
+    var peakOpenCount: Int { state.withLock { $0.peakCount } }
+
+    /// Restarts the peak from the connections open now.
+    func resetPeak() {
+        state.withLock { $0.peakCount = $0.sockets.count }
     }
 
     /// Unregisters a socket its owner is about to close.

@@ -135,14 +135,23 @@ public final class LoopbackServer: Sendable {
         core.statistics.acceptedConnections
     }
 
+    /// The most connections that were open at once since start or ``resetStatistics()``, as the
+    /// server saw them: a connection counts until the server has noticed its close, so a client
+    /// that closes one connection and opens another at once may briefly count for both.
+    public var peakOpenConnectionCount: Int {
+        core.registry.peakOpenCount
+    }
+
     /// Threads the server is running: the accept thread plus one per open connection; 0 once
     /// ``stop()`` has returned.
     public var runningThreadCount: Int {
         core.registry.threadCount
     }
 
-    /// Sets every count and record to zero (open connections are not affected).
+    /// Sets every count and record to zero; the peak restarts from the connections open now
+    /// (which stay open).
     public func resetStatistics() {
         core.statistics.reset()
+        core.registry.resetPeak()
     }
 }
