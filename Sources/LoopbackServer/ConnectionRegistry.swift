@@ -14,6 +14,8 @@ final class ConnectionRegistry: Sendable {
         var isStopped = false
         var sockets: Set<Int32> = []
         var peakCount = 0
+        /// The threads started here that are still running.
+        var threads: Set<ObjectIdentifier> = []
     }
 
     /// Stack size for server threads: they run short, shallow call chains.
@@ -61,13 +63,22 @@ final class ConnectionRegistry: Sendable {
         threads.enter()
         runningThreads.add(1, ordering: .relaxed)
         let thread = Thread { [self] in
+            let current = ObjectIdentifier(Thread.current)
+            state.withLock { _ = $0.threads.insert(current) }
             body()
+            state.withLock { _ = $0.threads.remove(current) }
             runningThreads.subtract(1, ordering: .releasing)
             threads.leave()
         }
         thread.name = name
         thread.stackSize = Self.threadStackSize
         thread.start()
+    }
+
+    /// Whether the calling thread is one started here (a handler calling `stop()`, say).
+    var isCallerAServerThread: Bool {
+        let current = ObjectIdentifier(Thread.current)
+        return state.withLock { $0.threads.contains(current) }
     }
 
     /// Refuses new sockets and shuts down every registered one, waking their threads.

@@ -1,32 +1,42 @@
 import Foundation
 
-// LoopbackServer: a small HTTP/1.1 server on 127.0.0.1 that misbehaves on request.
+// LoopbackServer: a small HTTP/1.1 server on 127.0.0.1 that misbehaves on request, for the
+// library's tests, examples and benchmarks to point URLSession at.
 //
-// The library's tests, the examples and the benchmarks point URLSession at it.
+// API
+//   LoopbackServer(configuration: .init(latency:bytesPerSecond:keepAlive:)) throws  // listening at once
+//   port, baseURL, url("/a/b.png?q=1"), stop()                       // stop(): also on deinit, idempotent
+//   setRoute(path, response), setHandler(path) { request in response }, setFallback { request in response? },
+//   removeAllRoutes()                            // exact path; a route registered with "?query" wins for it
+//   setLatency(seconds), setBandwidth(bytesPerSecond:)                // shaping, changeable at run time
+//   requestCount(for:), recordedRequests(for:), totalRequestCount, bodyBytesSent,
+//   openConnectionCount, peakOpenConnectionCount, acceptedConnectionCount, runningThreadCount,
+//   resetStatistics()
+//   LoopbackServer.measureCeiling(requests:concurrency:bodySize:) throws -> Double  // requests/s, raw sockets
 //
-//     let server = try LoopbackServer()                   // listening on an ephemeral port
-//     server.setRoute("/a.png", .ok(png, contentType: "image/png"))
-//     server.setRoute("/slow", .ok(data).behaving(.stall(afterBodyBytes: 100)))
-//     server.setRoute("/v", .ok(data).caching(etag: "\"v1\"", cacheControl: "max-age=60"))
-//     server.setHandler("/versioned") { request in .ok(Data(currentVersion.utf8)) }
-//     server.setFallback { request in request.path.hasPrefix("/gen/") ? .ok(blob(request.path)) : nil }
-//     let url = server.url("/a.png")
-//     ... server.requestCount(for: "/a.png"), server.recordedRequests(for: "/v")[0].header("If-None-Match")
-//     server.stop()                                        // also on deinit
+//   LoopbackRequest: method, path, query, headers, target, header(name) (case-insensitive)
+//   LoopbackResponse: status, headers, body, contentType, behavior, etag, lastModified,
+//     cacheControl, expires, supportsRanges; .ok(data, contentType:), .status(code, body:),
+//     .redirect(to:status:), .behaving(behavior), .caching(etag:lastModified:cacheControl:expires:)
+//   LoopbackResponse.Behavior: .normal, .delayed(seconds:), .stall(afterBodyBytes:),
+//     .truncate(afterBodyBytes:sendContentLength:), .reset(afterBodyBytes:), .drip(chunkSize:interval:)
 //
-// Routes: exact path (a route registered with `?query` matches only that query), else the
-// fallback, else 404. Responses: `LoopbackResponse` (status, headers, body, caching fields,
-// `supportsRanges`) with a `Behavior`: normal, delayed, stall, truncate (with or without a
-// Content-Length), reset (RST), drip. A 200 turns into 304 for a matching If-None-Match /
-// If-Modified-Since and into 206/416 for Range (honouring If-Range). HEAD gets the head only.
-// Shaping: `latency` before each response and `bytesPerSecond` per connection, in
-// `Configuration` and changeable at run time. Statistics: per-path counts, the last 1,000
-// requests per path, total requests, body bytes sent, open and accepted connections.
-// `measureCeiling` reports the requests/s the server sustains over raw sockets.
+// Example
+//   let server = try LoopbackServer()
+//   server.setRoute("/a.png", .ok(png, contentType: "image/png"))
+//   server.setRoute("/slow", .ok(data).behaving(.stall(afterBodyBytes: 100)))
+//   server.setRoute("/v", .ok(data).caching(etag: "\"v1\"", cacheControl: "max-age=60"))
+//   server.setFallback { request in request.path.hasPrefix("/gen/") ? .ok(blob(for: request.path)) : nil }
+//   ... URLSession.shared.data(from: server.url("/a.png")) ...
+//   #expect(server.requestCount(for: "/v") == 2)
+//   #expect(server.recordedRequests(for: "/v").last?.header("If-None-Match") == "\"v1\"")
 //
+// HTTP: GET and HEAD (other methods are answered like GET; request bodies with Content-Length
+// are read and discarded), keep-alive unless `Connection: close`. A 200 becomes 304 for a
+// matching If-None-Match / If-Modified-Since and 206/416 for Range (honouring If-Range).
 // Design: one thread per connection with blocking I/O (URLSession opens at most 6 per host),
-// HTTP/1.1 keep-alive, TCP_NODELAY. `stop()` wakes every wait through a self-pipe, shuts down
-// every socket and waits (bounded) for the threads to return.
+// TCP_NODELAY; `stop()` wakes every wait through a self-pipe, shuts down every socket and
+// waits (bounded) for the threads to return.
 
 /// A small HTTP/1.1 server on 127.0.0.1 (ephemeral port) for testing an HTTP client against
 /// responses that are slow, broken or conditional on purpose.
@@ -59,7 +69,8 @@ public final class LoopbackServer: Sendable {
     }
 
     /// Closes the listener and every open connection (stalled ones too), then waits up to a few
-    /// seconds for the server's threads to return. Idempotent; `deinit` calls it.
+    /// seconds for the server's threads to return (called from a handler, it does not wait).
+    /// Idempotent; `deinit` calls it.
     public func stop() {
         core.stop()
     }
@@ -73,12 +84,15 @@ public final class LoopbackServer: Sendable {
     }
 
     /// Answers requests for exactly `path` by calling `handler` for each (on the connection's
-    /// thread; it may be called concurrently).
+    /// thread; it may be called concurrently). A handler that captures this server strongly
+    /// keeps it alive until ``stop()`` or ``removeAllRoutes()``; capture it weakly if you rely
+    /// on `deinit` to stop it.
     public func setHandler(_ path: String, _ handler: @escaping @Sendable (LoopbackRequest) -> LoopbackResponse) {
         core.routes.setHandler(path, handler)
     }
 
-    /// Answers requests that no route matches; returning `nil` gives a `404`.
+    /// Answers requests that no route matches; returning `nil` gives a `404`. Called like a
+    /// handler of ``setHandler(_:_:)`` (same note on capturing the server).
     public func setFallback(_ handler: @escaping @Sendable (LoopbackRequest) -> LoopbackResponse?) {
         core.routes.setFallback(handler)
     }

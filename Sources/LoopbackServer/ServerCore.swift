@@ -50,10 +50,13 @@ final class ServerCore: Sendable {
         set { shapingState.withLock { $0 = newValue } }
     }
 
-    /// Closes the listener and every connection, and waits (bounded) for all threads to end.
+    /// Closes the listener and every connection, and waits (bounded) for all threads to end;
+    /// called from one of those threads (a handler), it does not wait, as that thread is one
+    /// of the threads to end.
     func stop() {
         wake.raise()
         registry.shutdownAll()
+        guard !registry.isCallerAServerThread else { return }
         _ = registry.waitForThreads(timeout: Self.stopTimeout)
     }
 

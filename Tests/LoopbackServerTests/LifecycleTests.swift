@@ -24,6 +24,20 @@ import Testing
         server.stop()  // idempotent
     }
 
+    @Test func handlerCanStopTheServerMidRequest() async throws {
+        let server = try LoopbackServer()
+        let client = HTTPClient()
+        defer { client.close() }
+        server.setHandler("/down") { [weak server] _ in
+            server?.stop()
+            return .ok(Data("never sent".utf8))
+        }
+        let outcome = await client.fetch(server.url("/down"))
+        #expect(outcome.errorCode != nil)
+        #expect(await waitUntil { server.runningThreadCount == 0 })
+        #expect(RawConnection(port: server.port) == nil)
+    }
+
     @Test func startingAndStoppingManyServersLeavesNothingBehind() async throws {
         let descriptorsBefore = Self.openDescriptorCount()
         let threadsBefore = Self.threadCount()
