@@ -64,8 +64,12 @@ public final class LoopbackServer: Sendable {
     }
 
     /// The URL of `path` on this server; `path` starts with `/` and may include a query.
+    /// Characters a URL cannot hold (spaces, say) are percent-encoded.
     public func url(_ path: String) -> URL {
-        URL(string: "http://127.0.0.1:\(port)\(path.hasPrefix("/") ? path : "/" + path)")!
+        let target = path.hasPrefix("/") ? path : "/" + path
+        if let url = URL(string: baseURL.absoluteString + target) { return url }
+        let encoded = target.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? "/"
+        return URL(string: baseURL.absoluteString + encoded) ?? baseURL
     }
 
     /// Closes the listener and every open connection (stalled ones too), then waits up to a few

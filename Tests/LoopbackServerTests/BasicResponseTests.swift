@@ -37,6 +37,8 @@ import FoundationNetworking
         #expect(recorded.first?.query == "x=1")
         #expect(recorded.first?.header("host") == "127.0.0.1:\(server.port)")
         #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(server.port)")
+        #expect(server.url("/a/b.png?x=1").absoluteString == "http://127.0.0.1:\(server.port)/a/b.png?x=1")
+        #expect(server.url("/a b").path == "/a b")
 
         server.resetStatistics()
         #expect(server.totalRequestCount == 0)
