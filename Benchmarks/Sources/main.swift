@@ -10,5 +10,6 @@ let runner = BenchmarkRunner(options: options, scenarios: [
     MemoryCacheLookupScenario(),
     ManageHitScenario(),
     CoalescingScenario(),
+    NetworkThroughputScenario(),
 ])
 exit(runner.run())

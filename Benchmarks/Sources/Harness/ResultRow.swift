@@ -1,6 +1,7 @@
 /// One line of the results table: a scenario, our figure, the baseline's, their ratio, the target
 /// and whether it holds. Every ratio is our figure divided by the baseline's, both measured in
-/// the same run.
+/// the same run: the median of the repetitions' ratios (each repetition measures both sides back
+/// to back, so a burst of load from other processes hits both).
 struct ResultRow: Sendable {
     /// What was measured.
     var scenario: String
@@ -23,7 +24,7 @@ struct ResultRow: Sendable {
         _ scenario: String, ours: Samples, baseline: Samples, baselineName: String,
         write: (Double) -> String, direction: TargetDirection, limit: Double, target: String, notes: [String] = []
     ) -> ResultRow {
-        let ratio = baseline.median > 0 ? ours.median / baseline.median : .infinity
+        let ratio = ours.pairedRatio(to: baseline)
         let met = direction == .atMost ? ratio <= limit : ratio >= limit
         return ResultRow(
             scenario: scenario, ours: Format.median(ours, write),

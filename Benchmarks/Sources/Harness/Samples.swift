@@ -24,4 +24,12 @@ struct Samples: Sendable {
 
     /// How many repetitions were measured.
     var count: Int { values.count }
+
+    /// The median of `self[i] / other[i]` over the repetitions both have: the ratio of two sides
+    /// measured back to back, robust to load that changes between repetitions.
+    func pairedRatio(to other: Samples) -> Double {
+        var ratios = Samples()
+        for (mine, theirs) in zip(values, other.values) { ratios.append(theirs > 0 ? mine / theirs : .infinity) }
+        return ratios.median
+    }
 }
