@@ -11,5 +11,6 @@ let runner = BenchmarkRunner(options: options, scenarios: [
     ManageHitScenario(),
     CoalescingScenario(),
     NetworkThroughputScenario(),
+    MemoryFootprintScenario(),
 ])
 exit(runner.run())
