@@ -12,5 +12,6 @@ let runner = BenchmarkRunner(options: options, scenarios: [
     CoalescingScenario(),
     NetworkThroughputScenario(),
     MemoryFootprintScenario(),
+    ScrollScenario(),
 ])
 exit(runner.run())
