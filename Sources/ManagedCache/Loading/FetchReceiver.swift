@@ -9,6 +9,7 @@ final class FetchReceiver: DataLoadReceiver {
         let writer: (any FileCacheWriter)?
         let byteCount: Int
         let lostData: Bool
+        let notModified: Bool
     }
 
     private struct State {
@@ -17,22 +18,33 @@ final class FetchReceiver: DataLoadReceiver {
         var received = 0
         var expected: Int?
         var lostData = false
+        var notModified = false
         var lastActivity = ContinuousClock.now
     }
 
     private let state: Mutex<State>
     private let maximumBodySize: Int
     private let inMemoryThreshold: Int
+    private let acceptsNotModified: Bool
     private let callbacks: FetchCallbacks
 
-    init(writer: (any FileCacheWriter)?, maximumBodySize: Int, inMemoryThreshold: Int, callbacks: FetchCallbacks) {
+    init(writer: (any FileCacheWriter)?, maximumBodySize: Int, inMemoryThreshold: Int, acceptsNotModified: Bool,
+         callbacks: FetchCallbacks) {
         self.state = Mutex(State(writer: writer))
         self.maximumBodySize = maximumBodySize
         self.inMemoryThreshold = inMemoryThreshold
+        self.acceptsNotModified = acceptsNotModified
         self.callbacks = callbacks
     }
 
     func didReceive(response: DataLoadResponse) throws {
+        if response.statusCode == 304, acceptsNotModified {
+            state.withLock {
+                $0.notModified = true
+                $0.lastActivity = .now
+            }
+            return
+        }
         if let code = response.statusCode, !(200..<300).contains(code) {
             throw ManagedCacheError.httpStatus(code: code)
         }
@@ -48,6 +60,7 @@ final class FetchReceiver: DataLoadReceiver {
     }
 
     func didReceive(_ chunk: Data) throws {
+        if state.withLock({ $0.notModified }) { return }  // a 304 has no body worth keeping
         let progress = try state.withLock { state -> LoadProgress in
             state.lastActivity = .now
             state.received += chunk.count
@@ -91,7 +104,8 @@ final class FetchReceiver: DataLoadReceiver {
     /// The body once the loader has returned.
     func finish() -> Result {
         state.withLock { state in
-            Result(memory: state.memory, writer: state.writer, byteCount: state.received, lostData: state.lostData)
+            Result(memory: state.memory, writer: state.writer, byteCount: state.received, lostData: state.lostData,
+                   notModified: state.notModified)
         }
     }
 }

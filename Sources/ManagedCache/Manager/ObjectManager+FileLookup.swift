@@ -22,13 +22,14 @@ extension ObjectManager {
             let operation = FetchOperation(
                 dataKey: source.fileKey, request: request, policy: policy, loader: configuration.dataLoader,
                 fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
-                callbacks: FetchCallbacks(progress: { _, _ in }, requestSent: {}, event: { [weak self] in self?.report($0) }))
+                callbacks: .eventsOnly { [weak self] in self?.report($0) })
             guard let fetched = operation.readFromFileCache() else { continue }
             let data = fetched.loadedData(prefersFileURL: decoder.prefersFileURL)
             let loaded = source.isVariant
                 ? LoadedData(data: (try? data.bytes()) ?? Data(), origin: .fileCache, contentType: data.contentType, isStoredVariant: true)
                 : data
-            let job = DecodeJob(key: key, generation: generation, decoder: decoder, data: loaded, origin: .fileCache)
+            let job = DecodeJob(key: key, generation: generation, decoder: decoder, data: loaded, origin: .fileCache,
+                                freshness: fetched.freshness)
             let outcome = decoder.decode(loaded)
             if case .failure = outcome, source.isVariant {
                 fileCache?.removeEntry(forKey: source.fileKey)  // a bad variant: fall back to the original

@@ -18,15 +18,19 @@ extension ObjectManager {
         let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
         let policy = configuration.policy.applying(request.policy)
 
-        if policy.cacheInMemory, let object = memoryCache.value(forKey: key) {
-            let delivery = state.withLock { state in
-                state.statistics.requests += 1
-                state.statistics.memoryHits += 1
-                return _attachForHit(user, request: request, key: key, policy: policy, object: object,
-                                     decoder: decoder, in: &state)
+        var staleHit: CachedObject?
+        if policy.cacheInMemory, let cached = memoryCache.value(forKey: key) {
+            if cached.isFresh(policy: policy.freshness) {
+                let delivery = state.withLock { state in
+                    state.statistics.requests += 1
+                    state.statistics.memoryHits += 1
+                    return _attachForHit(user, request: request, key: key, policy: policy, cached: cached,
+                                         decoder: decoder, in: &state)
+                }
+                deliverNow(delivery)
+                return
             }
-            deliverNow(delivery)
-            return
+            staleHit = cached
         }
 
         guard !key.dataKey.isEmpty, configuration.dataLoader.canLoad(request.url) else {
@@ -51,12 +55,38 @@ extension ObjectManager {
             let attachment = _attach(user, request: request, key: key, policy: policy,
                                      decoder: AnyObjectDecoder(decoder), work: &work, in: &state)
             guard var handler = state.handlers[key] else { return work }
+            if case .ready(let object, _) = handler.phase, staleHit == nil, let freshness = handler.freshness,
+               freshness.isStale(policy: policy.freshness) {
+                staleHit = CachedObject(object: object, freshness: freshness, cost: handler.objectCost)
+            }
+            if let stale = staleHit, !handler.phase.isBusy {
+                if policy.staleWhileRevalidate, stale.freshness?.mustRevalidate != true {
+                    // Deliver the stale object now; revalidate in the background.
+                    state.statistics.memoryHits += 1
+                    work.deliveries.append(PendingDelivery(
+                        user: user, request: request, key: key, attachment: attachment,
+                        event: .ready(stale.object, .memory)))
+                    work.append(_startRevalidation(key, stale: stale, in: &state))
+                    return work
+                }
+                if handler.revalidatingFetch == nil {
+                    handler.staleObject = stale
+                    handler.request = request
+                    handler.policy = policy
+                    handler.phase = .new
+                    state.handlers[key] = handler
+                    work.append(_startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state))
+                    return work
+                }
+            }
             switch handler.phase {
             case .ready(let object, _):
                 state.statistics.sharedObjectHits += 1
                 if policy.cacheInMemory {
                     work.released += memoryCache.setValue(
-                        object, forKey: key, cost: handler.decoder.cost(of: object, byteCount: 0))
+                        CachedObject(object: object, freshness: handler.freshness, cost: handler.objectCost),
+                        forKey: key, cost: handler.objectCost
+                    ).map(\.object)
                 }
                 work.deliveries.append(PendingDelivery(
                     user: user, request: request, key: key, attachment: attachment,
@@ -107,6 +137,28 @@ extension ObjectManager {
         }
     }
 
+    /// Starts revalidating the ready object of `key` in the background, unless that is under way.
+    func _startRevalidation(_ key: ObjectKey, stale: CachedObject, in state: inout ManagerState) -> PendingWork {
+        guard var handler = state.handlers[key], handler.revalidatingFetch == nil, !handler.phase.isBusy else {
+            return PendingWork()
+        }
+        handler.phase = .ready(stale.object, .memory)
+        handler.freshness = stale.freshness
+        handler.objectCost = stale.cost
+        handler.staleObject = stale
+        if var fetch = state.fetches[key.dataKey] {
+            fetch.subscribers.insert(key)
+            state.fetches[key.dataKey] = fetch
+            handler.revalidatingFetch = fetch.identifier
+        } else {
+            handler.revalidatingFetch = _createFetch(
+                dataKey: key.dataKey, request: handler.request, policy: handler.policy, subscriber: key,
+                inPrefetchLane: false, validators: stale.freshness, in: &state)
+        }
+        state.handlers[key] = handler
+        return PendingWork()
+    }
+
     /// Detaches `user` from whatever it was managed for: HJCache's `clear` before cell reuse.
     /// It receives no more callbacks for that request. If it was the last user of a load and the
     /// policy does not finish loads without users, the load is cancelled.
@@ -143,16 +195,19 @@ extension ObjectManager {
     /// The memory-hit path: attaches the user to a handler holding `object` and returns its delivery.
     func _attachForHit<Decoder: ObjectDecoding>(
         _ user: some ManagedObjectUser, request: ObjectRequest, key: ObjectKey, policy: LoadPolicy,
-        object: any Sendable, decoder: Decoder, in state: inout ManagerState
+        cached: CachedObject, decoder: Decoder, in state: inout ManagerState
     ) -> PendingWork {
         var work = PendingWork()
         let attachment = _attach(user, request: request, key: key, policy: policy,
                                  decoder: AnyObjectDecoder(decoder), work: &work, in: &state)
-        if let phase = state.handlers[key]?.phase, !phase.isBusy {
-            state.handlers[key]?.phase = .ready(object, .memory)
+        if var handler = state.handlers[key], !handler.phase.isBusy, handler.revalidatingFetch == nil {
+            handler.phase = .ready(cached.object, .memory)
+            handler.freshness = cached.freshness
+            handler.objectCost = cached.cost
+            state.handlers[key] = handler
         }
         work.deliveries.append(PendingDelivery(
-            user: user, request: request, key: key, attachment: attachment, event: .ready(object, .memory)))
+            user: user, request: request, key: key, attachment: attachment, event: .ready(cached.object, .memory)))
         return work
     }
 

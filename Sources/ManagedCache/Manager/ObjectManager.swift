@@ -51,7 +51,7 @@ public final class ObjectManager: Sendable {
     }
 
     /// The decoded objects this manager keeps in memory, by key.
-    public let memoryCache: MemoryCache<ObjectKey, any Sendable>
+    public let memoryCache: MemoryCache<ObjectKey, CachedObject>
     /// The file cache, if any.
     public let fileCache: (any FileCaching)?
 
@@ -125,7 +125,7 @@ public final class ObjectManager: Sendable {
     /// handler), without loading anything: JMImageCache's "return the image now if cached".
     public func cachedObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder) -> Decoder.Object? {
         let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
-        if let object = memoryCache.value(forKey: key) as? Decoder.Object { return object }
+        if let object = memoryCache.value(forKey: key)?.object as? Decoder.Object { return object }
         return state.withLock { state in
             if case .ready(let object, _) = state.handlers[key]?.phase { return object as? Decoder.Object }
             return nil
