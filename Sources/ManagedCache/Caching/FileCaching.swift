@@ -48,6 +48,13 @@ public protocol FileCaching: AnyObject, Sendable {
 
     /// The number of entries and their total size, available at all times.
     var statistics: FileCacheStatistics { get }
+
+    /// The partial data of an interrupted download kept for `key`, if any (optional: the default keeps none).
+    func partialDownload(forKey key: String) -> PartialDownload?
+    /// A writer that continues `partial` (optional: the default throws, and the download restarts).
+    func makeWriter(resuming partial: PartialDownload) throws -> any FileCacheWriter
+    /// Drops the partial data kept for `key` (optional).
+    func discardPartialDownload(forKey key: String)
 }
 
 /// A download being written into a file cache. Not visible to readers until `commit`.
@@ -60,6 +67,9 @@ public protocol FileCacheWriter: AnyObject, Sendable {
     func commit(metadata: FileCacheMetadata) throws -> FileCacheEntry
     /// Discards what was written. Safe to call more than once and after `commit`.
     func abort()
+    /// Keeps what was written as a resumable partial download tagged with `validator` (optional:
+    /// the default aborts).
+    func suspend(validator: String)
 }
 
 /// One complete object in a file cache.

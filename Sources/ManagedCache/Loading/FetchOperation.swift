@@ -89,6 +89,9 @@ struct FetchOperation: Sendable {
             } catch is FileCacheWriteLost {
                 useFileCache = false  // the disk failed after the in-memory copy was dropped: go again without it
                 continue
+            } catch is PartialDownloadRejected {
+                fileCache?.discardPartialDownload(forKey: dataKey)  // the server cannot continue it: start over
+                continue
             } catch {
                 let failure = ManagedCacheError.from(loaderError: error)
                 guard failure.isTransient, retries < policy.retry.maximumRetries, !Task.isCancelled else {
@@ -142,17 +145,31 @@ struct FetchOperation: Sendable {
             headers.merge(stale.freshness.conditionalHeaders) { _, conditional in conditional }
         }
         var writer: (any FileCacheWriter)?
-        if useFileCache, let fileCache {
+        var resuming: PartialDownload?
+        if useFileCache, policy.resumesDownloads, stale == nil, let fileCache,
+           let partial = fileCache.partialDownload(forKey: dataKey) {
             do {
-                writer = try fileCache.makeWriter(forKey: dataKey)
+                writer = try fileCache.makeWriter(resuming: partial)
+                resuming = partial
+                headers["Range"] = "bytes=\(partial.byteCount)-"
+                headers["If-Range"] = partial.validator
             } catch {
-                callbacks.event(.fileCacheFailure(key: dataKey, operation: "create", error: String(describing: error)))
+                fileCache.discardPartialDownload(forKey: dataKey)
             }
         }
+        let makeWriter: @Sendable () -> (any FileCacheWriter)? = { [fileCache, dataKey, callbacks] in
+            do {
+                return try fileCache?.makeWriter(forKey: dataKey)
+            } catch {
+                callbacks.event(.fileCacheFailure(key: dataKey, operation: "create", error: String(describing: error)))
+                return nil
+            }
+        }
+        if useFileCache, writer == nil { writer = makeWriter() }
         let receiver = FetchReceiver(
             writer: writer, maximumBodySize: policy.maximumBodySize,
             inMemoryThreshold: writer == nil ? Int.max : inMemoryThreshold,
-            acceptsNotModified: conditional, callbacks: callbacks)
+            acceptsNotModified: conditional, resuming: resuming, freshWriter: makeWriter, callbacks: callbacks)
         let loadRequest = DataLoadRequest(url: request.url, headers: headers, timeout: policy.timeout)
         callbacks.requestSent(conditional)
         let response: DataLoadResponse
@@ -161,7 +178,13 @@ struct FetchOperation: Sendable {
                 try await loader.load(loadRequest, receiver: receiver)
             }
         } catch {
-            receiver.abortWriter()
+            // Interrupted (cancelled, timed out, connection lost): keep the bytes to resume later.
+            // Refused (a status, the size limit): discard them.
+            let interrupted = Task.isCancelled || ManagedCacheError.from(loaderError: error).isTransient
+                || ManagedCacheError.from(loaderError: error) == .cancelled(.caller)
+            let refused: Bool
+            if case .httpStatus? = error as? ManagedCacheError { refused = true } else { refused = false }
+            receiver.suspendOrAbortWriter(resumable: policy.resumesDownloads && interrupted && !refused)
             if Task.isCancelled { throw ManagedCacheError.cancelled(.caller) }
             throw error
         }
