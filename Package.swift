@@ -28,6 +28,16 @@ let package = Package(
             dependencies: ["ManagedCache", "ManagedCacheUIKit", "LoopbackServer"],
             path: "Examples/Feed"
         ),
+        .executableTarget(
+            name: "JSONFeed",
+            dependencies: ["ManagedCache", "LoopbackServer"],
+            path: "Examples/JSONFeed"
+        ),
+        .executableTarget(
+            name: "CustomUser",
+            dependencies: ["ManagedCache", "LoopbackServer"],
+            path: "Examples/CustomUser"
+        ),
         .testTarget(
             name: "ManagedCacheTests",
             dependencies: ["ManagedCache", "TestSupport", "LoopbackServer"]

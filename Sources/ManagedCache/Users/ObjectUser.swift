@@ -39,11 +39,12 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     private let onProgress: (@Sendable (LoadProgress) -> Void)?
 
     /// Creates a user with `decoder`, an optional first request and the closures to call.
+    /// A trailing closure is `onReady`: `ObjectUser(request: r, decoder: d) { object, origin in … }`.
     public init(
         request: ObjectRequest? = nil, decoder: Decoder, delivery: CallbackDelivery = .immediate,
-        onProgress: (@Sendable (LoadProgress) -> Void)? = nil,
+        onReady: (@Sendable (Decoder.Object, DataOrigin) -> Void)? = nil,
         onFailure: (@Sendable (ManagedCacheError) -> Void)? = nil,
-        onReady: (@Sendable (Decoder.Object, DataOrigin) -> Void)? = nil
+        onProgress: (@Sendable (LoadProgress) -> Void)? = nil
     ) {
         self.objectDecoder = decoder
         self.callbackDelivery = delivery
