@@ -31,6 +31,7 @@ public protocol ImageDecoding: Sendable {
 }
 
 extension ImageDecoding {
+    /// Validates the structure with `ImageValidator`.
     public func inspect(_ data: Data) throws(ImageDecodingError) -> ImageInfo {
         do {
             return try ImageValidator.validate(data)
@@ -39,10 +40,13 @@ extension ImageDecoding {
         }
     }
 
+    /// Returns `nil`: no pixels to resize.
     public func resize(_ image: DecodedImage, with plan: ImageResizePlan) -> DecodedImage? { nil }
 
+    /// Returns `nil`: nothing to encode.
     public func encode(_ image: DecodedImage, compressionQuality: Double) -> Data? { nil }
 
+    /// `false`.
     public var canTransformPixels: Bool { false }
 }
 

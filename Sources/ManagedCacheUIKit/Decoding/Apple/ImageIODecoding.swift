@@ -15,8 +15,11 @@ public struct ImageIODecoding: ImageDecoding {
     /// Creates the backend.
     public init() {}
 
+    /// `true`: ImageIO and Core Graphics resize and re-encode.
     public var canTransformPixels: Bool { true }
 
+    /// Decodes the first frame with ImageIO, downsampled to `maximumPixelDimension` on its longer
+    /// side when given, oriented upright and decompressed.
     public func decode(_ data: Data, info: ImageInfo, maximumPixelDimension: Int?) throws(ImageDecodingError) -> DecodedImage {
         let sourceOptions = [kCGImageSourceShouldCache: false] as CFDictionary
         guard let source = CGImageSourceCreateWithData(data as CFData, sourceOptions) else {
@@ -38,6 +41,7 @@ public struct ImageIODecoding: ImageDecoding {
                             transformations: [])
     }
 
+    /// Draws the image into a new sRGB bitmap of the plan's canvas size, at the plan's rectangle.
     public func resize(_ image: DecodedImage, with plan: ImageResizePlan) -> DecodedImage? {
         guard let source = image.cgImage, let colorSpace = CGColorSpace(name: CGColorSpace.sRGB),
               let context = CGContext(
@@ -54,6 +58,7 @@ public struct ImageIODecoding: ImageDecoding {
                             transformations: image.transformations)
     }
 
+    /// Encodes as JPEG at `compressionQuality`, or as PNG when the bitmap has alpha.
     public func encode(_ image: DecodedImage, compressionQuality: Double) -> Data? {
         guard let cgImage = image.cgImage else { return nil }
         let type: UTType
