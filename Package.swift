@@ -12,15 +12,17 @@ let package = Package(
         .library(name: "ManagedCacheUIKit", targets: ["ManagedCacheUIKit"]),
     ],
     targets: [
-        .target(name: "ManagedCache"),
-        .target(name: "ManagedCacheUIKit", dependencies: ["ManagedCache"]),
+        // The package's lock type: `Mutex`, or a pthread mutex in ThreadSanitizer builds.
+        .target(name: "ManagedCacheLocking"),
+        .target(name: "ManagedCache", dependencies: ["ManagedCacheLocking"]),
+        .target(name: "ManagedCacheUIKit", dependencies: ["ManagedCache", "ManagedCacheLocking"]),
         // A small HTTP/1.1 server on 127.0.0.1 that misbehaves on request. The tests, the
         // examples and the benchmarks use it; it is not a product.
-        .target(name: "LoopbackServer"),
+        .target(name: "LoopbackServer", dependencies: ["ManagedCacheLocking"]),
         // Shared test fixtures: temporary directories, bounded waits, recording users.
         .target(
             name: "TestSupport",
-            dependencies: ["ManagedCache", "LoopbackServer"],
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "LoopbackServer"],
             path: "Tests/TestSupport"
         ),
         .executableTarget(
@@ -40,16 +42,16 @@ let package = Package(
         ),
         .testTarget(
             name: "ManagedCacheTests",
-            dependencies: ["ManagedCache", "TestSupport", "LoopbackServer"]
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer"]
         ),
         .testTarget(
             name: "ManagedCacheUIKitTests",
-            dependencies: ["ManagedCacheUIKit", "ManagedCache", "TestSupport", "LoopbackServer"],
+            dependencies: ["ManagedCacheUIKit", "ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "LoopbackServerTests",
-            dependencies: ["LoopbackServer"]
+            dependencies: ["LoopbackServer", "ManagedCacheLocking"]
         ),
     ],
     swiftLanguageModes: [.v6]

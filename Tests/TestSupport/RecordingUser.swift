@@ -1,6 +1,6 @@
 import Foundation
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 /// A `ManagedObjectUser` that records every callback, for tests to assert on.
 public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
@@ -11,8 +11,8 @@ public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
         case progress(LoadProgress)
     }
 
-    private let requestSlot: Mutex<ObjectRequest?>
-    private let recorded = Mutex<[Event]>([])
+    private let requestSlot: Lock<ObjectRequest?>
+    private let recorded = Lock<[Event]>([])
     public let objectDecoder: Decoder
     public let callbackDelivery: CallbackDelivery
     /// Called on every `ready`, after recording it.
@@ -21,7 +21,7 @@ public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     /// Creates a user for `request` (which can be changed later for reuse).
     public init(_ request: ObjectRequest?, decoder: Decoder, delivery: CallbackDelivery = .immediate,
                 onReady: (@Sendable (Decoder.Object) -> Void)? = nil) {
-        requestSlot = Mutex(request)
+        requestSlot = Lock(request)
         objectDecoder = decoder
         callbackDelivery = delivery
         self.onReady = onReady

@@ -1,6 +1,6 @@
 import Foundation
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 /// The smallest useful `FileCaching`: one file per entry in a directory, an in-memory index,
 /// a CRC per entry, no limits. Tests use it to prove the manager works with a file cache it did
@@ -12,9 +12,9 @@ public final class SimpleFileCache: FileCaching {
     }
 
     private let directory: URL
-    private let entries = Mutex<[String: Stored]>([:])
-    private let partials = Mutex<[String: (PartialDownload, Data)]>([:])
-    private let counter = Mutex(0)
+    private let entries = Lock<[String: Stored]>([:])
+    private let partials = Lock<[String: (PartialDownload, Data)]>([:])
+    private let counter = Lock(0)
     /// How many lookups found an entry.
     public let hits = Counter()
     /// How many entries were committed.
@@ -115,7 +115,7 @@ public final class SimpleFileCache: FileCaching {
         private let cache: SimpleFileCache
         private let key: String
         private let url: URL
-        private let buffer = Mutex<Data?>(Data())
+        private let buffer = Lock<Data?>(Data())
 
         init(cache: SimpleFileCache, key: String, url: URL) {
             self.cache = cache

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
 
 /// Thrown when the server refuses to continue a kept partial download: drop it and start over.
 struct PartialDownloadRejected: Error {}
@@ -27,7 +27,7 @@ final class FetchReceiver: DataLoadReceiver {
         var validator: String?
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let maximumBodySize: Int
     private let inMemoryThreshold: Int
     private let acceptsNotModified: Bool
@@ -46,7 +46,7 @@ final class FetchReceiver: DataLoadReceiver {
             initial.memory = nil  // the first bytes are on disk only
             initial.received = resuming.byteCount
         }
-        self.state = Mutex(initial)
+        self.state = Lock(initial)
         self.maximumBodySize = maximumBodySize
         self.inMemoryThreshold = inMemoryThreshold
         self.acceptsNotModified = acceptsNotModified

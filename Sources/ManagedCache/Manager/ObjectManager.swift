@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
 
 /// Loads objects from URLs, shares one decoded object among all the users of a key, and caches it
 /// in memory and (optionally) in files. HJCache's `HJObjManager`, callable from any thread or task.
@@ -57,7 +57,7 @@ public final class ObjectManager: Sendable {
 
     let configuration: Configuration
     let undecodedData: MemoryCache<String, Data>
-    let state: Mutex<ManagerState>
+    let state: Lock<ManagerState>
 
     /// Creates a manager with its own caches.
     public init(configuration: Configuration = Configuration()) {
@@ -66,7 +66,7 @@ public final class ObjectManager: Sendable {
         self.memoryCache = MemoryCache(
             countLimit: configuration.memoryCacheCountLimit, costLimit: configuration.memoryCacheCostLimit)
         self.undecodedData = MemoryCache(countLimit: 1 << 20, costLimit: configuration.undecodedDataLimit)
-        self.state = Mutex(ManagerState(loadingBufferSize: configuration.loadingBufferSize))
+        self.state = Lock(ManagerState(loadingBufferSize: configuration.loadingBufferSize))
         observeMemoryWarnings()
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
 
 /// A ready-made `ManagedObjectUser` that holds its request and the current object and calls
 /// closures: HJCache's `HJMOUserBase`, for code that does not want to write a user class.
@@ -33,7 +33,7 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
 
     public let objectDecoder: Decoder
     public let callbackDelivery: CallbackDelivery
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let onReady: (@Sendable (Decoder.Object, DataOrigin) -> Void)?
     private let onFailure: (@Sendable (ManagedCacheError) -> Void)?
     private let onProgress: (@Sendable (LoadProgress) -> Void)?
@@ -48,7 +48,7 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     ) {
         self.objectDecoder = decoder
         self.callbackDelivery = delivery
-        self.state = Mutex(State(request: request))
+        self.state = Lock(State(request: request))
         self.onReady = onReady
         self.onFailure = onFailure
         self.onProgress = onProgress

@@ -1,6 +1,6 @@
 import Foundation
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 /// The platform-independent core of `ManagedImageView`: runs `ImageViewState` under a lock, talks
 /// to the manager, and hands display changes and callbacks to the view's shell one at a time.
@@ -25,7 +25,7 @@ final class ImageViewModel: Sendable {
         var nextToken: UInt64 = 0
     }
 
-    private let core: Mutex<Core>
+    private let core: Lock<Core>
     /// Whether the shell must only be called on the main thread (UIKit); drains started
     /// elsewhere then move to the main queue.
     private let drainsOnMainThread: Bool
@@ -33,7 +33,7 @@ final class ImageViewModel: Sendable {
     private let scheduleQueue: DispatchQueue
 
     init(manager: ObjectManager, drainsOnMainThread: Bool, scheduleQueue: DispatchQueue) {
-        core = Mutex(Core(state: ImageViewState(manager: manager)))
+        core = Lock(Core(state: ImageViewState(manager: manager)))
         self.drainsOnMainThread = drainsOnMainThread
         self.scheduleQueue = scheduleQueue
     }

@@ -2,7 +2,7 @@
 import Dispatch
 import Foundation
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 /// An image view without a screen: the Linux (and macOS, watchOS) `ManagedImageView`, with the
 /// API of the UIKit one. It holds what it would display (`displayed`, `isActivityIndicatorVisible`,
@@ -47,7 +47,7 @@ public final class ManagedImageView: ManagedObjectUser {
     private static let delayQueue = DispatchQueue(label: "ManagedCacheUIKit.ManagedImageView.delayedLoads")
 
     private let model: ImageViewModel
-    private let handlers = Mutex(Handlers())
+    private let handlers = Lock(Handlers())
 
     /// Where the manager's asynchronous callbacks arrive. Default `.immediate`; `.mainQueue`
     /// needs a running main queue (`dispatchMain()` or an `async` main).

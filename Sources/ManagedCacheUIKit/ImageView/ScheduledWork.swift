@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
 
 /// Work that runs once on a queue after a delay unless cancelled first: what
 /// `loadFromURL(_:afterDelay:)` schedules (UIImageView+Cached's `performSelector:afterDelay:`).
 final class ScheduledWork: Sendable {
-    private let isCancelled = Mutex(false)
+    private let isCancelled = Lock(false)
 
     /// Schedules `body` on `queue` after `delay` seconds (0 or less: as soon as the queue allows).
     init(after delay: Double, on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {

@@ -1,8 +1,8 @@
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 extension ObjectManager {
-    private static let defaultImageManagerStorage = Mutex<ObjectManager>(.shared)
+    private static let defaultImageManagerStorage = Lock<ObjectManager>(.shared)
 
     /// The manager `ManagedImageView`s use when none is passed to them: `ObjectManager.shared`
     /// until an app replaces it, once, at start-up, before creating views:

@@ -1,6 +1,6 @@
 import Foundation
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 import Testing
 import TestSupport
 
@@ -9,7 +9,7 @@ import TestSupport
         let loader = ScriptedDataLoader()
         loader.script("a", .body(Data("A".utf8)))
         let manager = makeScriptedManager(loader: loader)
-        let received = Mutex<[String]>([])
+        let received = Lock<[String]>([])
         let user = ObjectUser(request: request("a"), decoder: BlobDecoder()) { blob, origin in
             received.withLock { $0.append("\(blob.text) \(origin)") }
         }

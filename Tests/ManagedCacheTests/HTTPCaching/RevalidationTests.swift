@@ -1,13 +1,13 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 import Testing
 import TestSupport
 
 /// A route whose body and ETag a test can change, like a server publishing a new version.
 final class VersionedResource: Sendable {
-    private let version = Mutex(1)
+    private let version = Lock(1)
     let cacheControl: String
 
     init(cacheControl: String = "max-age=0") { self.cacheControl = cacheControl }

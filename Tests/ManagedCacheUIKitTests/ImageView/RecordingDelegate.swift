@@ -1,7 +1,7 @@
 #if !(canImport(UIKit) && !os(watchOS))
 import ManagedCache
 import ManagedCacheUIKit
-import Synchronization
+import ManagedCacheLocking
 
 /// A `ManagedImageViewDelegate` that records what it is told.
 final class RecordingDelegate: ManagedImageViewDelegate {
@@ -13,7 +13,7 @@ final class RecordingDelegate: ManagedImageViewDelegate {
         case tapped
     }
 
-    private let recorded = Mutex<[Entry]>([])
+    private let recorded = Lock<[Entry]>([])
 
     var entries: [Entry] { recorded.withLock { $0 } }
 

@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
 import ManagedCacheUIKit
-import Synchronization
+import ManagedCacheLocking
 import Testing
 import TestSupport
 
@@ -9,7 +9,7 @@ import TestSupport
 @Suite struct ImageCacheConvenienceTests {
     /// Collects the results a completion handler receives.
     private final class Results: Sendable {
-        private let values = Mutex<[Result<DecodedImage, ManagedCacheError>]>([])
+        private let values = Lock<[Result<DecodedImage, ManagedCacheError>]>([])
         func append(_ result: Result<DecodedImage, ManagedCacheError>) { values.withLock { $0.append(result) } }
         var all: [Result<DecodedImage, ManagedCacheError>] { values.withLock { $0 } }
     }

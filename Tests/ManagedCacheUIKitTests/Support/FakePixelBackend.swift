@@ -1,6 +1,6 @@
 import Foundation
 import ManagedCacheUIKit
-import Synchronization
+import ManagedCacheLocking
 
 /// An `ImageDecoding` backend that pretends to have pixels, so Linux tests can follow the format
 /// pipeline an Apple backend runs (downsampled decode, resize, re-encode). It records its calls;
@@ -12,7 +12,7 @@ final class FakePixelBackend: ImageDecoding {
         case encode(quality: Double)
     }
 
-    private let recorded = Mutex<[Call]>([])
+    private let recorded = Lock<[Call]>([])
 
     var calls: [Call] { recorded.withLock { $0 } }
 

@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
 import ManagedCacheUIKit
-import Synchronization
+import ManagedCacheLocking
 
 /// Attaches to a headless `ManagedImageView` and records every display-hook call and callback,
 /// in order, for tests to assert on.
@@ -16,7 +16,7 @@ final class ViewRecorder: Sendable {
         case tapped
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Lock<[Entry]>([])
 
     /// Sets every closure of `view` to record into this recorder.
     init(_ view: ManagedImageView) {
