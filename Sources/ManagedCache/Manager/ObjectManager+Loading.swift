@@ -259,7 +259,7 @@ extension ObjectManager {
 
     /// Records a decode's outcome: the shared object goes to the memory cache and every live user;
     /// a failure purges the key from every cache.
-    func completeDecode(_ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronously: Bool = false) {
+    func completeDecode(_ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronousUser: ObjectIdentifier? = nil) {
         let work = state.withLock { state -> PendingWork in
             guard var handler = state.handlers[job.key], handler.generation == job.generation,
                   case .loaded = handler.phase else { return PendingWork() }
@@ -294,7 +294,7 @@ extension ObjectManager {
                 return _fail(job.key, error: error, generation: job.generation, in: &state)
             }
         }
-        perform(work, synchronously: synchronously)
+        perform(work, synchronousUser: synchronousUser)
     }
 
     /// A stale object is current again (a `304`, or stale-if-error): back to ready with new

@@ -27,7 +27,7 @@ extension ObjectManager {
                     return _attachForHit(user, request: request, key: key, policy: policy, cached: cached,
                                          decoder: decoder, in: &state)
                 }
-                deliverNow(delivery)
+                perform(delivery, synchronousUser: ObjectIdentifier(user))
                 return
             }
             staleHit = cached
@@ -44,7 +44,7 @@ extension ObjectManager {
                     event: .failed(.invalidRequest(reason: reason))))
                 return work
             }
-            perform(work, synchronously: true)
+            perform(work, synchronousUser: ObjectIdentifier(user))
             return
         }
 
@@ -125,13 +125,15 @@ extension ObjectManager {
             }
             return work
         }
-        perform(work, synchronously: true)
+        perform(work, synchronousUser: ObjectIdentifier(user))
         if let fileLookup {
             if fileLookup.policy.fileCacheDelivery == .synchronous {
-                loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy, synchronously: true)
+                loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy,
+                                  synchronousUser: ObjectIdentifier(user))
             } else {
                 Task { [weak self] in
-                    self?.loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy, synchronously: false)
+                    self?.loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy,
+                                            synchronousUser: nil)
                 }
             }
         }
@@ -252,15 +254,16 @@ extension ObjectManager {
 
     // MARK: - Delivering
 
-    /// Makes the callbacks and disk work collected under the lock. `synchronously` delivers on this
-    /// thread whatever the user's `callbackDelivery` (used inside `manage`, so a hit arrives before it returns).
-    func perform(_ work: PendingWork, synchronously: Bool = false) {
+    /// Makes the callbacks and disk work collected under the lock. Deliveries to `synchronousUser`
+    /// happen on this thread whatever its `callbackDelivery` (used inside `manage`, so a hit arrives
+    /// before it returns); every other user is called as its `callbackDelivery` says.
+    func perform(_ work: PendingWork, synchronousUser: ObjectIdentifier? = nil) {
         for dataKey in work.fileCachePurges { fileCache?.removeEntry(forKey: dataKey) }
         if let handler = configuration.eventHandler {
             for event in work.events { handler(event) }
         }
         for delivery in work.deliveries {
-            if synchronously {
+            if let synchronousUser, ObjectIdentifier(delivery.user) == synchronousUser {
                 // Decided a moment ago on this very thread, inside `manage`: no re-check needed.
                 delivery.user.receive(delivery.event, request: delivery.request)
             } else {
@@ -272,10 +275,6 @@ extension ObjectManager {
                 }
             }
         }
-    }
-
-    func deliverNow(_ work: PendingWork) {
-        perform(work, synchronously: true)
     }
 
     /// Calls the user unless it has been re-managed or unmanaged since the delivery was decided.

@@ -136,8 +136,7 @@ public final class ObjectManager: Sendable {
     /// holding it keep it). Pass `fromFileCache: true` to delete the bytes on disk too.
     public func removeObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder, fromFileCache: Bool = false) {
         let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
-        let removed = memoryCache.removeValue(forKey: key)
-        _ = removed
+        memoryCache.removeValue(forKey: key)
         state.withLock { state in
             if case .ready = state.handlers[key]?.phase, state.handlers[key]?.hasLiveUsers == false {
                 state.handlers.removeValue(forKey: key)
