@@ -104,8 +104,10 @@ import TestSupport
         #expect(await waitUntil { loader.activeCount("ui") == 1 })
         let other = RecordingUser(request("next"), decoder: BlobDecoder())
         manager.manage(other)
-        // The UI user's cancellation goes through the main queue, not through this thread inside `manage`.
-        #expect(uiUser.events.isEmpty)
         #expect(manager.statistics.loadsCancelledByBuffer == 1)
+        // The UI user's cancellation goes through the main queue, not through this thread inside `manage`.
+        #expect(await waitUntil { uiUser.errors == [.cancelled(.loadingBufferOverflow)] })
+        #expect(!MainQueueMarker.isOnMainQueue)
+        #expect(uiUser.callbacksOnMainQueue == Array(repeating: true, count: uiUser.events.count))
     }
 }
