@@ -15,9 +15,8 @@ import Foundation
 ///   in-memory work on its slice plus one unlink per file it deletes, whatever the cache's size.
 /// - **Still always within limits.** A commit that puts the cache over a limit runs passes on
 ///   successive slices until it is within them again (at most one rotation); since each pass
-///   brings a little headroom, most commits run no pass at all. Expired entries are never
-///   returned, are deleted by the passes (at least one every 64 commits when entries can expire)
-///   and do count in `statistics` until then.
+///   brings a little headroom, most commits run no pass at all. Expired entries are deleted at
+///   every commit from an expiry queue (cost proportional to what expired), never returned.
 /// - **LRU within a slice.** Eviction order is least recently used among the slice's entries,
 ///   not over the whole cache.
 ///

@@ -58,8 +58,8 @@ struct BucketList {
     var bytes = 0
 }
 
-/// The in-memory index of a cache: entries by key, an LRU list per bucket, totals, and (for the
-/// single layout) an expiry heap. Plain data, guarded by `CacheStore`'s mutex; nothing here does I/O.
+/// The in-memory index of a cache: entries by key, an LRU list per bucket, totals, and an
+/// expiry heap. Plain data, guarded by `CacheStore`'s mutex; nothing here does I/O.
 ///
 /// Slots live in one array and are linked by index, so a hit moves no memory and allocates nothing.
 struct CacheIndex {
@@ -75,12 +75,10 @@ struct CacheIndex {
     private(set) var expiringCount = 0
     private var useCounter: UInt64 = 0
     private var expiries = MinHeap<ExpiryItem>()
-    let tracksExpiries: Bool
     let maximumAge: Double?
 
-    init(bucketCount: Int, tracksExpiries: Bool, maximumAge: TimeInterval?) {
+    init(bucketCount: Int, maximumAge: TimeInterval?) {
         buckets = Array(repeating: BucketList(), count: bucketCount)
-        self.tracksExpiries = tracksExpiries
         self.maximumAge = maximumAge
     }
 
@@ -134,7 +132,7 @@ struct CacheIndex {
         buckets[bucket].bytes += record.size
         if expires.isFinite {
             expiringCount += 1
-            if tracksExpiries { expiries.push(ExpiryItem(expires: expires, slot: slot, version: record.id.version)) }
+            expiries.push(ExpiryItem(expires: expires, slot: slot, version: record.id.version))
         }
         return (slot, replaced)
     }
@@ -157,7 +155,7 @@ struct CacheIndex {
         buckets[Int(removed.bucket)].count -= 1
         buckets[Int(removed.bucket)].bytes -= removed.record.size
         if removed.expires.isFinite { expiringCount -= 1 }
-        if tracksExpiries && expiries.count > 2 * count + 64 { rebuildExpiries() }
+        if expiries.count > 2 * count + 64 { rebuildExpiries() }
         return removed
     }
 
@@ -182,7 +180,7 @@ struct CacheIndex {
         recordBytes += size - Int(old.recordBytes)
         slots[Int(slot)].recordBytes = Int32(clamping: size)
         expiringCount += (expires.isFinite ? 1 : 0) - (old.expires.isFinite ? 1 : 0)
-        if expires.isFinite && tracksExpiries {
+        if expires.isFinite {
             expiries.push(ExpiryItem(expires: expires, slot: slot, version: record.id.version))
         }
     }
@@ -195,7 +193,7 @@ struct CacheIndex {
         slots[Int(slot)].verifiedStamp = stamp
     }
 
-    /// The slot of the next entry expired at `now` from the expiry heap (single layout), or nil.
+    /// The slot of the next entry expired at `now` from the expiry heap, or nil.
     mutating func popExpired(now: Double) -> Int32? {
         while let first = expiries.minimum, first.expires <= now {
             expiries.popMinimum()
@@ -210,7 +208,7 @@ struct CacheIndex {
     /// Queues the entry's expiry again (after `popExpired` returned an entry that had to stay).
     mutating func requeueExpiry(_ slot: Int32) {
         let entry = slots[Int(slot)]
-        guard tracksExpiries, entry.live, entry.expires.isFinite else { return }
+        guard entry.live, entry.expires.isFinite else { return }
         expiries.push(ExpiryItem(expires: entry.expires, slot: slot, version: entry.record.id.version))
     }
 
@@ -241,7 +239,7 @@ struct CacheIndex {
 
     /// Forgets every entry.
     mutating func removeAll() {
-        self = CacheIndex(bucketCount: buckets.count, tracksExpiries: tracksExpiries, maximumAge: maximumAge)
+        self = CacheIndex(bucketCount: buckets.count, maximumAge: maximumAge)
     }
 
     private mutating func rebuildExpiries() {

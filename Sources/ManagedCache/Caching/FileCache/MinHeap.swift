@@ -1,4 +1,4 @@
-/// A binary min-heap: the smallest element first. Used for the expiry queue of `FileCache`.
+/// A binary min-heap: the smallest element first. Used for the caches' expiry queue.
 struct MinHeap<Element: Comparable> {
     private(set) var elements: [Element] = []
 

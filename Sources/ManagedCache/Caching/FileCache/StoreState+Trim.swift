@@ -6,9 +6,6 @@ extension StoreState {
     /// An over-limit cache is brought down to this fraction of the limit, so that the next
     /// commits do not each need a pass.
     static let lowWaterFraction = 0.9
-    /// Without limit pressure, a pass still runs every this many commits to delete expired entries.
-    static let expiryPassInterval = 64
-
     /// How much of each slice an over-limit enforcement keeps.
     struct SliceRatio {
         var count: Double
@@ -16,22 +13,19 @@ extension StoreState {
     }
 
     /// Enforces the limits after a commit (the committed entry, `protecting`, is never evicted by
-    /// it: a cache may exceed a limit by at most the object just written) or at open.
+    /// it: a cache may exceed a limit by at most the object just written) or at open. Both
+    /// layouts first delete every expired entry, taken from the expiry heap in O(expired · log n).
     mutating func _enforceLimits(now: Double, protecting: Int32?) {
         switch layout.kind {
         case .single:
             _enforceByRecency(now: now, protecting: protecting)
         case .bucketed:
-            commitsSincePass += 1
             _ = _enforceBySlices(now: now, protecting: protecting)
         }
     }
 
-    /// `FileCache`: deletes every expired entry (from the expiry heap, O(expired · log n)), then
-    /// least recently used entries until the cache is within its limits.
-    mutating func _enforceByRecency(now: Double, protecting: Int32?) {
-        var encoder = JournalEncoder()
-        var paths: [String] = []
+    /// Evicts the entries the expiry heap says are expired, except `protecting`.
+    mutating func _evictExpired(now: Double, protecting: Int32?, into encoder: inout JournalEncoder, paths: inout [String]) {
         var protectedExpired = false
         while let slot = index.popExpired(now: now) {
             if slot == protecting {
@@ -41,6 +35,14 @@ extension StoreState {
             }
         }
         if protectedExpired, let protecting { index.requeueExpiry(protecting) }
+    }
+
+    /// `FileCache`: deletes every expired entry, then least recently used entries until the
+    /// cache is within its limits.
+    mutating func _enforceByRecency(now: Double, protecting: Int32?) {
+        var encoder = JournalEncoder()
+        var paths: [String] = []
+        _evictExpired(now: now, protecting: protecting, into: &encoder, paths: &paths)
         while limits.exceeded(count: index.count, bytes: index.totalBytes) {
             let oldest = index.oldest(inBucket: 0)
             guard oldest >= 0, oldest != protecting else { break }
@@ -49,17 +51,19 @@ extension StoreState {
         _finishEviction(encoder, paths)
     }
 
-    /// `BigFileCache` after a commit: when over a limit, passes over successive slices until the
-    /// cache is within its limits (at most one rotation); otherwise an occasional pass for expiry.
+    /// `BigFileCache` after a commit: deletes every expired entry, then, when over a limit,
+    /// passes over successive slices until the cache is within its limits (at most one rotation).
     mutating func _enforceBySlices(now: Double, protecting: Int32?) -> [BigFileCache.TrimPassReport] {
+        var encoder = JournalEncoder()
+        var paths: [String] = []
+        _evictExpired(now: now, protecting: protecting, into: &encoder, paths: &paths)
+        _finishEviction(encoder, paths)
         var reports: [BigFileCache.TrimPassReport] = []
         if let ratio = _overLimitRatio() {
             for _ in 0..<Self.passesPerRotation {
                 reports.append(_trimPass(now: now, ratio: ratio, protecting: protecting))
                 if !limits.exceeded(count: index.count, bytes: index.totalBytes) { break }
             }
-        } else if index.expiringCount > 0 && commitsSincePass >= Self.expiryPassInterval {
-            reports.append(_trimPass(now: now, ratio: nil, protecting: protecting))
         }
         return reports
     }
@@ -96,7 +100,6 @@ extension StoreState {
     /// bucket LRU lists) until it keeps that fraction of its entries and bytes. In-memory work is
     /// O(slice); disk work is one journal write plus one unlink per deleted file.
     mutating func _trimPass(now: Double, ratio: SliceRatio?, protecting: Int32?) -> BigFileCache.TrimPassReport {
-        commitsSincePass = 0
         let slice = sliceCursor
         sliceCursor = (sliceCursor + 1) % Self.passesPerRotation
         let bucketCount = layout.bucketCount

@@ -43,7 +43,6 @@ struct StoreState {
     var degraded = false
     /// The next tenth a `BigFileCache` trim pass works on.
     var sliceCursor = 0
-    var commitsSincePass = 0
     /// Files to delete once the mutex is released (their removal is already in the journal).
     var pendingUnlinks: [String] = []
     /// Directory trees to delete once the mutex is released (`removeAll`'s old `ready/`).
@@ -52,8 +51,7 @@ struct StoreState {
     init(layout: CacheLayout, limits: CacheLimits) {
         self.layout = layout
         self.limits = limits
-        index = CacheIndex(bucketCount: layout.bucketCount, tracksExpiries: layout.kind == .single,
-                           maximumAge: limits.maximumAge)
+        index = CacheIndex(bucketCount: layout.bucketCount, maximumAge: limits.maximumAge)
     }
 
     // MARK: Opening
@@ -188,6 +186,6 @@ struct StoreState {
     /// Whether the journal has grown well past what a compacted one would hold.
     var _journalNeedsCompaction: Bool {
         guard let journal else { return false }
-        return journal.appliedOffset > max(1 << 20, 2 * index.recordBytes + (64 << 10))
+        return journal.appliedOffset > max(256 << 10, 2 * index.recordBytes + (64 << 10))
     }
 }
