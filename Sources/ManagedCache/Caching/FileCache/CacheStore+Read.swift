@@ -113,10 +113,11 @@ extension CacheStore {
         return .corrupted(key: record.key)
     }
 
-    /// An entry's file could not be opened: corrupted if its directory is fine, a disk problem otherwise.
+    /// An entry's file could not be opened: the entry is corrupted when `ready/` is fine (a
+    /// missing bucket directory is just a missing file: buckets are created lazily), a disk
+    /// problem otherwise.
     private func missingFile(_ record: EntryRecord, path: String, errno error: Int32) -> FileCacheError {
-        let directory = layout.bucketDirectories[layout.bucket(of: record.id)]
-        if error == ENOENT && Posix.requireDirectory(directory) == 0 && Posix.requireDirectory(layout.root) == 0 {
+        if error == ENOENT && Posix.requireDirectory(layout.ready) == 0 {
             return discard(record)
         }
         noteDiskTrouble()
