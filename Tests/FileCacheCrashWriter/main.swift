@@ -126,7 +126,9 @@ for _ in 0..<iterations {
         case 880..<950:
             cache.removeEntry(forKey: key)
         case 950..<980:
-            if var metadata = cache.entry(forKey: key)?.metadata {
+            // updateMetadata is by key: with other processes replacing entries (steady mode) it
+            // could attach this version's generation to another version's bytes, so only here.
+            if !steady, var metadata = cache.entry(forKey: key)?.metadata {
                 metadata.etag = "\"\(generation)\""
                 try cache.updateMetadata(metadata, forKey: key)
             }
