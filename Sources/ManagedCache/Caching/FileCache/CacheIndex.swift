@@ -46,8 +46,6 @@ struct IndexSlot {
     var live: Bool
     /// A hit not yet written to the journal.
     var touchPending: Bool
-    /// The file's stamp when its checksum last matched in this process (see `CacheStore.read`).
-    var verifiedStamp: FileStamp?
 }
 
 /// The LRU list and totals of one bucket.
@@ -75,6 +73,10 @@ struct CacheIndex {
     private(set) var expiringCount = 0
     private var useCounter: UInt64 = 0
     private var expiries = MinHeap<ExpiryItem>()
+    /// Per slot, the file's stamp when its checksum last matched in this process (see
+    /// `CacheStore.readData`). Beside the slots rather than in them: few entries are read per
+    /// session, and smaller slots make opening a large cache faster.
+    private var verifiedStamps: [Int32: FileStamp] = [:]
     let maximumAge: Double?
 
     init(bucketCount: Int, maximumAge: TimeInterval?) {
@@ -106,15 +108,11 @@ struct CacheIndex {
     /// Inserts `record` as the most recent entry, replacing any entry of the same key (returned).
     @discardableResult
     mutating func insert(_ record: EntryRecord, bucket: Int, recordBytes size: Int) -> (slot: Int32, replaced: IndexSlot?) {
-        var replaced: IndexSlot?
-        if let existing = positions[IndexKey(record.key)] {
-            replaced = remove(existing)
-        }
         let expires = expiry(created: record.created, metadata: record.metadata)
         useCounter += 1
         let slotValue = IndexSlot(record: record, expires: expires, useSequence: useCounter, bucket: Int32(bucket),
                                   newer: -1, older: -1, recordBytes: Int32(clamping: size), live: true,
-                                  touchPending: false, verifiedStamp: nil)
+                                  touchPending: false)
         let slot: Int32
         if let reused = freeSlots.popLast() {
             slot = reused
@@ -123,7 +121,11 @@ struct CacheIndex {
             slot = Int32(slots.count)
             slots.append(slotValue)
         }
-        positions[IndexKey(record.key)] = slot
+        // One hash of the key for both the lookup of a previous version and the insertion.
+        var replaced: IndexSlot?
+        if let previous = positions.updateValue(slot, forKey: IndexKey(record.key)) {
+            replaced = remove(previous, keepingPosition: true)
+        }
         linkNewest(slot)
         count += 1
         totalBytes += record.size
@@ -140,13 +142,18 @@ struct CacheIndex {
     /// Removes the entry in `slot` and returns what it held.
     @discardableResult
     mutating func remove(_ slot: Int32) -> IndexSlot {
+        remove(slot, keepingPosition: false)
+    }
+
+    /// Removes the entry in `slot`; `keepingPosition` when its key already maps to its successor.
+    private mutating func remove(_ slot: Int32, keepingPosition: Bool) -> IndexSlot {
         let removed = slots[Int(slot)]
         precondition(removed.live, "removing a free index slot")
         unlink(slot)
-        positions[IndexKey(removed.record.key)] = nil
+        if !keepingPosition { positions[IndexKey(removed.record.key)] = nil }
         slots[Int(slot)].live = false
         slots[Int(slot)].touchPending = false
-        slots[Int(slot)].verifiedStamp = nil
+        verifiedStamps[slot] = nil
         slots[Int(slot)].record.metadata = FileCacheMetadata()
         freeSlots.append(slot)
         count -= 1
@@ -190,7 +197,12 @@ struct CacheIndex {
     }
 
     mutating func setVerifiedStamp(_ slot: Int32, _ stamp: FileStamp?) {
-        slots[Int(slot)].verifiedStamp = stamp
+        verifiedStamps[slot] = stamp
+    }
+
+    /// The stamp of the entry's file when its checksum last matched in this process, or nil.
+    func verifiedStamp(_ slot: Int32) -> FileStamp? {
+        verifiedStamps[slot]
     }
 
     /// The slot of the next entry expired at `now` from the expiry heap, or nil.

@@ -99,6 +99,22 @@ struct JournalFile {
         return error == 0 ? (bytes, 0) : (nil, error)
     }
 
+    /// Calls `body` with the whole journal mapped into memory (read-only), or returns nil with
+    /// `errno`. Replaying a large index this way skips copying it and zero-filling a buffer for
+    /// it. The caller holds the journal lock, so no other instance truncates the file meanwhile.
+    func withWholeContents<T>(_ body: (UnsafeRawBufferPointer) -> T) -> (result: T?, errno: Int32) {
+        guard let end = size else { return (nil, errno) }
+        guard end > 0 else { return (body(UnsafeRawBufferPointer(start: nil, count: 0)), 0) }
+        guard let mapping = mmap(nil, end, PROT_READ, MAP_PRIVATE, descriptor, 0), mapping != MAP_FAILED else {
+            // Fall back to reading (file systems that cannot map).
+            let (bytes, error) = readUnapplied(fromStart: true)
+            guard let bytes else { return (nil, error) }
+            return (bytes.withUnsafeBytes(body), 0)
+        }
+        defer { munmap(mapping, end) }
+        return (body(UnsafeRawBufferPointer(start: mapping, count: end)), 0)
+    }
+
     /// Records that `count` more bytes (from the applied offset, or from the start) were applied.
     mutating func markApplied(_ count: Int, fromStart: Bool = false) {
         appliedOffset = (fromStart ? 0 : appliedOffset) + count

@@ -155,11 +155,11 @@ struct JournalEncoder {
 
 /// Reads journal frames.
 enum JournalDecoder {
-    /// Decodes whole frames from the start of `buffer`, passing each record to `body`. Stops at
-    /// the end of the buffer or at the first frame that is incomplete, fails its CRC or does not
-    /// decode. Returns how many bytes were consumed and whether anything after them was left
-    /// (a torn or damaged tail).
-    static func decode(_ buffer: UnsafeRawBufferPointer, _ body: (JournalRecord) -> Void) -> (consumed: Int, damaged: Bool) {
+    /// Decodes whole frames from the start of `buffer`, passing each record and its framed size
+    /// to `body`. Stops at the end of the buffer or at the first frame that is incomplete, fails
+    /// its CRC or does not decode. Returns how many bytes were consumed and whether anything
+    /// after them was left (a torn or damaged tail).
+    static func decode(_ buffer: UnsafeRawBufferPointer, _ body: (JournalRecord, Int) -> Void) -> (consumed: Int, damaged: Bool) {
         var offset = 0
         while buffer.count - offset >= 8 {
             let length = Int(buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
@@ -171,7 +171,7 @@ enum JournalDecoder {
             guard crc.value == expected else { break }
             var reader = ByteReader(buffer: payload)
             guard let record = try? reader.record(), reader.isAtEnd else { break }
-            body(record)
+            body(record, 8 + length)
             offset += 8 + length
         }
         return (offset, offset != buffer.count)
@@ -248,10 +248,12 @@ private struct ByteReader {
         Date(timeIntervalSinceReferenceDate: Double(bitPattern: try u64()))
     }
 
+    private static let noMetadata = FileCacheMetadata()
+
     mutating func metadata() throws(JournalDecodingError) -> FileCacheMetadata {
         let flags = try u8()
         guard flags & 0xC0 == 0 else { throw JournalDecodingError() }
-        var metadata = FileCacheMetadata()
+        var metadata = Self.noMetadata
         if flags & 1 != 0 { metadata.expirationDate = try date() }
         if flags & 2 != 0 { metadata.etag = try string() }
         if flags & 4 != 0 { metadata.lastModified = try string() }

@@ -37,7 +37,7 @@ extension StoreState {
     /// The current record of `key` without counting a use, or nil.
     func _peek(_ key: String) -> (record: EntryRecord, stamp: FileStamp?)? {
         guard let slot = index.find(key) else { return nil }
-        return (index[slot].record, index[slot].verifiedStamp)
+        return (index[slot].record, index.verifiedStamp(slot))
     }
 
     /// Remembers that the file of `key` at `version` matched its checksum with this stamp.

@@ -10,19 +10,14 @@ extension StoreState {
     /// torn or corrupt frame, or no valid header): the caller then repairs.
     mutating func _replayWholeJournal() throws(FileCacheError) -> Bool {
         guard let journal else { return true }
-        let (contents, error) = journal.readUnapplied(fromStart: true)
-        guard let contents else {
-            degraded = true
-            throw .io(operation: "read index journal", errno: error)
-        }
         index.removeAll()
         pendingTouches.removeAll()
-        // About one record per 80 bytes: reserving avoids rehashing 100,000 keys several times.
-        index.reserve(contents.count / 80)
         var sawHeader = false
         var foreignLayout = false
-        let (consumed, damaged) = contents.withUnsafeBytes { raw in
-            JournalDecoder.decode(raw) { record in
+        let (outcome, error) = journal.withWholeContents { raw in
+            // About one record per 80 bytes: reserving avoids rehashing 100,000 keys several times.
+            index.reserve(raw.count / 80)
+            return JournalDecoder.decode(raw) { record, size in
                 if !sawHeader {
                     if case .header(let kind, _) = record {
                         sawHeader = true
@@ -30,8 +25,12 @@ extension StoreState {
                     }
                     return
                 }
-                if !foreignLayout { _apply(record) }
+                if !foreignLayout { _apply(record, size: size) }
             }
+        }
+        guard let (consumed, damaged) = outcome else {
+            degraded = true
+            throw .io(operation: "read index journal", errno: error)
         }
         if foreignLayout {
             index.removeAll()
@@ -42,13 +41,13 @@ extension StoreState {
         return damaged || !sawHeader
     }
 
-    /// Applies one record (while replaying or catching up).
-    mutating func _apply(_ record: JournalRecord) {
+    /// Applies one record of `size` bytes, framing included (while replaying or catching up).
+    mutating func _apply(_ record: JournalRecord, size: Int) {
         switch record {
         case .header:
             break
         case .add(let entry):
-            index.insert(entry, bucket: layout.bucket(of: entry.id), recordBytes: JournalEncoder.addRecordSize(entry))
+            index.insert(entry, bucket: layout.bucket(of: entry.id), recordBytes: size)
         case .remove(let key, let version):
             if let slot = index.find(key), index[slot].record.id.version == version {
                 index.remove(slot)
@@ -89,7 +88,7 @@ extension StoreState {
                 throw .io(operation: "read index journal", errno: error)
             }
             let (consumed, damaged) = tail.withUnsafeBytes { raw in
-                JournalDecoder.decode(raw) { _apply($0) }
+                JournalDecoder.decode(raw) { _apply($0, size: $1) }
             }
             self.journal?.markApplied(consumed)
             if damaged {
