@@ -40,9 +40,16 @@ let package = Package(
             dependencies: ["ManagedCache", "LoopbackServer"],
             path: "Examples/CustomUser"
         ),
+        // A child process for the file-cache crash tests: writes entries until it is killed.
+        .executableTarget(
+            name: "FileCacheCrashWriter",
+            dependencies: ["ManagedCache"],
+            path: "Tests/FileCacheCrashWriter"
+        ),
         .testTarget(
             name: "ManagedCacheTests",
-            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer"]
+            // FileCacheCrashWriter is listed so that it is built before the tests that launch it.
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "FileCacheCrashWriter"]
         ),
         .testTarget(
             name: "ManagedCacheUIKitTests",

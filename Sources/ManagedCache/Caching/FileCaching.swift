@@ -55,6 +55,14 @@ public protocol FileCaching: AnyObject, Sendable {
     func makeWriter(resuming partial: PartialDownload) throws -> any FileCacheWriter
     /// Drops the partial data kept for `key` (optional).
     func discardPartialDownload(forKey key: String)
+
+    /// Up to `limit` entries, most recently used first, without counting as a use: what the
+    /// manager preloads into memory. Defaults to none (a cache that does not support preloading).
+    func entriesByRecency(limit: Int) -> [FileCacheEntry]
+
+    /// Up to `limit` entries last used in the previous session (the latest earlier opening of
+    /// the cache that used any), most recently used first. Defaults to none.
+    func entriesUsedInPreviousSession(limit: Int) -> [FileCacheEntry]
 }
 
 /// A download being written into a file cache. Not visible to readers until `commit`.
