@@ -12,15 +12,17 @@ let package = Package(
         .library(name: "ManagedCacheUIKit", targets: ["ManagedCacheUIKit"]),
     ],
     targets: [
-        .target(name: "ManagedCache"),
-        .target(name: "ManagedCacheUIKit", dependencies: ["ManagedCache"]),
+        // The package's lock type: `Mutex`, or a pthread mutex in ThreadSanitizer builds.
+        .target(name: "ManagedCacheLocking"),
+        .target(name: "ManagedCache", dependencies: ["ManagedCacheLocking"]),
+        .target(name: "ManagedCacheUIKit", dependencies: ["ManagedCache", "ManagedCacheLocking"]),
         // A small HTTP/1.1 server on 127.0.0.1 that misbehaves on request. The tests, the
         // examples and the benchmarks use it; it is not a product.
-        .target(name: "LoopbackServer"),
+        .target(name: "LoopbackServer", dependencies: ["ManagedCacheLocking"]),
         // Shared test fixtures: temporary directories, bounded waits, recording users.
         .target(
             name: "TestSupport",
-            dependencies: ["ManagedCache", "LoopbackServer"],
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "LoopbackServer"],
             path: "Tests/TestSupport"
         ),
         .executableTarget(
@@ -35,18 +37,35 @@ let package = Package(
             dependencies: ["ManagedCache", "LoopbackServer"],
             path: "Benchmarks/Sources"
         ),
+        .executableTarget(
+            name: "JSONFeed",
+            dependencies: ["ManagedCache", "LoopbackServer"],
+            path: "Examples/JSONFeed"
+        ),
+        .executableTarget(
+            name: "CustomUser",
+            dependencies: ["ManagedCache", "LoopbackServer"],
+            path: "Examples/CustomUser"
+        ),
+        // A child process for the file-cache crash tests: writes entries until it is killed.
+        .executableTarget(
+            name: "FileCacheCrashWriter",
+            dependencies: ["ManagedCache"],
+            path: "Tests/FileCacheCrashWriter"
+        ),
         .testTarget(
             name: "ManagedCacheTests",
-            dependencies: ["ManagedCache", "TestSupport", "LoopbackServer"]
+            // FileCacheCrashWriter is listed so that it is built before the tests that launch it.
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "FileCacheCrashWriter"]
         ),
         .testTarget(
             name: "ManagedCacheUIKitTests",
-            dependencies: ["ManagedCacheUIKit", "ManagedCache", "TestSupport", "LoopbackServer"],
+            dependencies: ["ManagedCacheUIKit", "ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "LoopbackServerTests",
-            dependencies: ["LoopbackServer"]
+            dependencies: ["LoopbackServer", "ManagedCacheLocking"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ManagedCacheLocking
 import Synchronization
 
 /// The open connections and running threads of one server, so `stop()` can end them all.
@@ -21,7 +22,7 @@ final class ConnectionRegistry: Sendable {
     /// Stack size for server threads: they run short, shallow call chains.
     private static let threadStackSize = 1 << 20
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let openSockets = Atomic<Int>(0)
     private let runningThreads = Atomic<Int>(0)
     private let threads = DispatchGroup()

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
 
 extension LoopbackServer {
     /// Measures how many requests per second a fresh, unshaped server answers on this machine.
@@ -17,7 +17,7 @@ extension LoopbackServer {
         let body = Data((0..<max(0, bodySize)).map { UInt8(truncatingIfNeeded: $0) })
         server.setFallback { _ in .ok(body) }
 
-        let failure = Mutex<LoopbackServerError?>(nil)
+        let failure = Lock<LoopbackServerError?>(nil)
         let finished = DispatchGroup()
         let startTime = DispatchTime.now().uptimeNanoseconds
         for index in 0..<connections {

@@ -1,3 +1,4 @@
+import ManagedCacheLocking
 import Synchronization
 
 /// Counts and remembers the requests a server received, and counts the body bytes it sent.
@@ -27,7 +28,7 @@ final class RequestStatistics: Sendable {
         var targetCounts: [String: Int] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let total = Atomic<Int>(0)
     private let bodyBytes = Atomic<Int>(0)
     private let accepted = Atomic<Int>(0)

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
 
 /// The server's routes: fixed responses and handlers by exact path, plus a fallback.
 ///
@@ -17,7 +17,7 @@ final class RouteTable: Sendable {
         var fallback: (@Sendable (LoopbackRequest) -> LoopbackResponse?)?
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Answers `path` (optionally with `?query`) with a fixed response.
     func setRoute(_ path: String, _ response: LoopbackResponse) {

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import ManagedCacheLocking
 
 /// Everything a running server shares between its accept thread and connection threads.
 ///
@@ -29,7 +29,7 @@ final class ServerCore: Sendable {
     let keepAlive: Bool
     let port: Int
 
-    private let shapingState: Mutex<Shaping>
+    private let shapingState: Lock<Shaping>
     private let listener: Int32
 
     /// Binds the listener on 127.0.0.1 at an ephemeral port and starts accepting.
@@ -37,7 +37,7 @@ final class ServerCore: Sendable {
         wake = try WakeSignal()
         (listener, port) = try Socket.makeLoopbackListener(backlog: 256)
         keepAlive = configuration.keepAlive
-        shapingState = Mutex(Shaping(
+        shapingState = Lock(Shaping(
             latency: max(0, configuration.latency),
             bytesPerSecond: configuration.bytesPerSecond.map { max(1, $0) }
         ))

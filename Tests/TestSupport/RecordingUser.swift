@@ -1,6 +1,6 @@
 import Foundation
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 /// A `ManagedObjectUser` that records every callback, for tests to assert on.
 public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
@@ -11,8 +11,9 @@ public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
         case progress(LoadProgress)
     }
 
-    private let requestSlot: Mutex<ObjectRequest?>
-    private let recorded = Mutex<[Event]>([])
+    private let requestSlot: Lock<ObjectRequest?>
+    private let recorded = Lock<[Event]>([])
+    private let onMainThread = Lock<[Bool]>([])
     public let objectDecoder: Decoder
     public let callbackDelivery: CallbackDelivery
     /// Called on every `ready`, after recording it.
@@ -21,7 +22,7 @@ public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     /// Creates a user for `request` (which can be changed later for reuse).
     public init(_ request: ObjectRequest?, decoder: Decoder, delivery: CallbackDelivery = .immediate,
                 onReady: (@Sendable (Decoder.Object) -> Void)? = nil) {
-        requestSlot = Mutex(request)
+        requestSlot = Lock(request)
         objectDecoder = decoder
         callbackDelivery = delivery
         self.onReady = onReady
@@ -33,17 +34,23 @@ public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     public func setRequest(_ request: ObjectRequest?) { requestSlot.withLock { $0 = request } }
 
     public func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest) {
+        onMainThread.withLock { $0.append(MainQueueMarker.isOnMainQueue) }
         recorded.withLock { $0.append(.ready(object, origin, request)) }
         onReady?(object)
     }
 
     public func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
+        onMainThread.withLock { $0.append(MainQueueMarker.isOnMainQueue) }
         recorded.withLock { $0.append(.failed(error, request)) }
     }
 
     public func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
+        onMainThread.withLock { $0.append(MainQueueMarker.isOnMainQueue) }
         recorded.withLock { $0.append(.progress(progress)) }
     }
+
+    /// For every callback so far, whether it ran on the main queue.
+    public var callbacksOnMainQueue: [Bool] { onMainThread.withLock { $0 } }
 
     /// Every callback so far, in order.
     public var events: [Event] { recorded.withLock { $0 } }
@@ -80,4 +87,18 @@ public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
             return count + 1
         }
     }
+}
+
+/// Tells whether code runs on the main dispatch queue. (Under `swift test` on Linux the main queue
+/// is drained by a thread that `Thread.isMainThread` does not recognise, so a queue-specific key is
+/// the reliable check.)
+public enum MainQueueMarker {
+    private static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// Whether the caller runs on the main queue.
+    public static var isOnMainQueue: Bool { DispatchQueue.getSpecific(key: key) == true }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 /// A `DataLoading` for the `test://` scheme whose answers a test scripts: fixed bodies, failures,
 /// and loads held open until the test releases them (to make "still loading" deterministic).
@@ -21,7 +21,7 @@ public final class ScriptedDataLoader: DataLoading {
         var active: [String: Int] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     public init() {}
 

@@ -1,6 +1,6 @@
 import Foundation
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 /// The smallest useful `FileCaching`: one file per entry in a directory, an in-memory index,
 /// a CRC per entry, no limits. Tests use it to prove the manager works with a file cache it did
@@ -12,8 +12,9 @@ public final class SimpleFileCache: FileCaching {
     }
 
     private let directory: URL
-    private let entries = Mutex<[String: Stored]>([:])
-    private let counter = Mutex(0)
+    private let entries = Lock<[String: Stored]>([:])
+    private let partials = Lock<[String: (PartialDownload, Data)]>([:])
+    private let counter = Lock(0)
     /// How many lookups found an entry.
     public let hits = Counter()
     /// How many entries were committed.
@@ -77,6 +78,27 @@ public final class SimpleFileCache: FileCaching {
 
     public func trim() {}
 
+    public func partialDownload(forKey key: String) -> PartialDownload? {
+        partials.withLock { $0[key]?.0 }
+    }
+
+    public func makeWriter(resuming partial: PartialDownload) throws -> any FileCacheWriter {
+        guard let kept = partials.withLock({ $0.removeValue(forKey: partial.key) }) else {
+            throw FileCacheError.io(operation: "resume", errno: 2)
+        }
+        let writer = try makeWriter(forKey: partial.key) as! Writer
+        try writer.write(kept.1)
+        return writer
+    }
+
+    public func discardPartialDownload(forKey key: String) {
+        partials.withLock { _ = $0.removeValue(forKey: key) }
+    }
+
+    fileprivate func keepPartial(key: String, data: Data, validator: String) {
+        partials.withLock { $0[key] = (PartialDownload(key: key, byteCount: data.count, validator: validator), data) }
+    }
+
     public var statistics: FileCacheStatistics {
         entries.withLock { FileCacheStatistics(count: $0.count, totalBytes: $0.values.reduce(0) { $0 + $1.entry.byteCount }) }
     }
@@ -93,7 +115,7 @@ public final class SimpleFileCache: FileCaching {
         private let cache: SimpleFileCache
         private let key: String
         private let url: URL
-        private let buffer = Mutex<Data?>(Data())
+        private let buffer = Lock<Data?>(Data())
 
         init(cache: SimpleFileCache, key: String, url: URL) {
             self.cache = cache
@@ -118,5 +140,13 @@ public final class SimpleFileCache: FileCaching {
         }
 
         func abort() { buffer.withLock { $0 = nil } }
+
+        func suspend(validator: String) {
+            let data = buffer.withLock { buffer -> Data? in
+                defer { buffer = nil }
+                return buffer
+            }
+            if let data, !data.isEmpty { cache.keepPartial(key: key, data: data, validator: validator) }
+        }
     }
 }

@@ -1,10 +1,10 @@
 import Foundation
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 /// Counts how often something happened, from any thread.
 public final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = Lock(0)
     public init() {}
     public func increment() { value.withLock { $0 += 1 } }
     public var count: Int { value.withLock { $0 } }

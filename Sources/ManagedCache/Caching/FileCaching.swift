@@ -48,6 +48,21 @@ public protocol FileCaching: AnyObject, Sendable {
 
     /// The number of entries and their total size, available at all times.
     var statistics: FileCacheStatistics { get }
+
+    /// The partial data of an interrupted download kept for `key`, if any (optional: the default keeps none).
+    func partialDownload(forKey key: String) -> PartialDownload?
+    /// A writer that continues `partial` (optional: the default throws, and the download restarts).
+    func makeWriter(resuming partial: PartialDownload) throws -> any FileCacheWriter
+    /// Drops the partial data kept for `key` (optional).
+    func discardPartialDownload(forKey key: String)
+
+    /// Up to `limit` entries, most recently used first, without counting as a use: what the
+    /// manager preloads into memory. Defaults to none (a cache that does not support preloading).
+    func entriesByRecency(limit: Int) -> [FileCacheEntry]
+
+    /// Up to `limit` entries last used in the previous session (the latest earlier opening of
+    /// the cache that used any), most recently used first. Defaults to none.
+    func entriesUsedInPreviousSession(limit: Int) -> [FileCacheEntry]
 }
 
 /// A download being written into a file cache. Not visible to readers until `commit`.
@@ -60,6 +75,9 @@ public protocol FileCacheWriter: AnyObject, Sendable {
     func commit(metadata: FileCacheMetadata) throws -> FileCacheEntry
     /// Discards what was written. Safe to call more than once and after `commit`.
     func abort()
+    /// Keeps what was written as a resumable partial download tagged with `validator` (optional:
+    /// the default aborts).
+    func suspend(validator: String)
 }
 
 /// One complete object in a file cache.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
 
 /// A thread-safe LRU cache bounded by entry count and by total cost (bytes).
 ///
@@ -12,12 +12,12 @@ import Synchronization
 /// `Mutex` guards a `Dictionary` from key to slot and a doubly linked list threaded through an array
 /// of slots by index, so a hit moves no memory and allocates nothing.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let storage: Mutex<LRUStorage<Key, Value>>
+    private let storage: Lock<LRUStorage<Key, Value>>
 
     /// Creates a cache holding at most `countLimit` entries and `costLimit` total cost.
     /// Either limit may be 0, which keeps nothing.
     public init(countLimit: Int = 20, costLimit: Int = 64 << 20) {
-        storage = Mutex(LRUStorage(countLimit: max(0, countLimit), costLimit: max(0, costLimit)))
+        storage = Lock(LRUStorage(countLimit: max(0, countLimit), costLimit: max(0, costLimit)))
     }
 
     /// The value for `key`, refreshing its recency; `nil` on a miss.

@@ -119,6 +119,8 @@ public enum DataOrigin: String, Sendable, Hashable {
     case fileCache
     /// A new download.
     case network
+    /// Cached bytes or a cached object the server confirmed unchanged (`304 Not Modified`).
+    case revalidated
 }
 
 /// Keeps the downloaded bytes as they are: `Data`.

@@ -1,12 +1,20 @@
 import Foundation
 
-/// The bytes a fetch produced: in memory, in a file-cache entry, or both.
+/// The bytes a fetch produced: in memory, in a file-cache entry, or both; or a confirmation that
+/// stale bytes are still current (`notModified`).
 struct FetchedData: Sendable {
     let memory: Data?
     let entry: FileCacheEntry?
     let byteCount: Int
     let origin: DataOrigin
     let contentType: String?
+    /// How long the bytes are fresh, from the response (or the file-cache entry).
+    let freshness: HTTPFreshness?
+    /// A `304 Not Modified` answered a conditional request: stale objects stay valid.
+    var notModified = false
+
+    /// Whether there are bytes a decoder can use.
+    var hasBytes: Bool { memory != nil || entry != nil }
 
     /// The bytes as a decoder wants them: a file when it prefers one and there is one, else memory.
     func loadedData(prefersFileURL: Bool) -> LoadedData {
@@ -20,12 +28,17 @@ struct FetchedData: Sendable {
 /// How a running fetch reports back to its manager without keeping it alive.
 struct FetchCallbacks: Sendable {
     let progress: @Sendable (_ progress: LoadProgress, _ newBytes: Int) -> Void
-    let requestSent: @Sendable () -> Void
+    let requestSent: @Sendable (_ conditional: Bool) -> Void
     let event: @Sendable (ManagerEvent) -> Void
+
+    static func eventsOnly(_ event: @escaping @Sendable (ManagerEvent) -> Void) -> FetchCallbacks {
+        FetchCallbacks(progress: { _, _ in }, requestSent: { _ in }, event: event)
+    }
 }
 
-/// One fetch of one data key: the undecoded-data cache, then the file cache (verified), then the
-/// loader, with retries, an idle timeout, a size limit and streaming into the file cache.
+/// One fetch of one data key: the undecoded-data cache, then the file cache (verified; revalidated
+/// with a conditional request when stale), then the loader, with retries, an idle timeout, a size
+/// limit and streaming into the file cache.
 struct FetchOperation: Sendable {
     let dataKey: String
     let request: ObjectRequest
@@ -35,48 +48,88 @@ struct FetchOperation: Sendable {
     let undecoded: MemoryCache<String, Data>
     /// Downloads up to this size are kept in memory as well as on disk, so decoding does not read them back.
     let inMemoryThreshold: Int
+    /// Validators of a stale object in memory, for a conditional request when the file cache has none.
+    var memoryValidators: HTTPFreshness?
     let callbacks: FetchCallbacks
+
+    /// What a conditional request revalidates.
+    private enum StaleBase {
+        case fileEntry(FileCacheEntry)
+        case memoryObject(HTTPFreshness)
+
+        var freshness: HTTPFreshness {
+            switch self {
+            case .fileEntry(let entry): return entry.metadata.freshness
+            case .memoryObject(let freshness): return freshness
+            }
+        }
+    }
 
     func run() async -> Result<FetchedData, ManagedCacheError> {
         if let data = undecoded.value(forKey: dataKey) {
-            return .success(FetchedData(memory: data, entry: nil, byteCount: data.count, origin: .undecodedData, contentType: nil))
+            return .success(FetchedData(memory: data, entry: nil, byteCount: data.count, origin: .undecodedData,
+                                        contentType: nil, freshness: nil))
         }
-        if let cached = readFromFileCache() {
-            return .success(cached)
+        var stale: StaleBase?
+        if policy.cacheInFile, let entry = fileCache?.entry(forKey: dataKey) {
+            if !entry.metadata.freshness.isStale(policy: policy.freshness) || !isHTTP {
+                if let cached = read(entry) { return .success(cached) }
+            } else {
+                stale = .fileEntry(entry)
+            }
+        } else if let memoryValidators, memoryValidators.hasValidators {
+            stale = .memoryObject(memoryValidators)
         }
         var useFileCache = policy.cacheInFile && fileCache != nil
         var retries = 0
         while true {
             if Task.isCancelled { return .failure(.cancelled(.caller)) }
             do {
-                return .success(try await download(useFileCache: useFileCache))
+                return .success(try await download(useFileCache: useFileCache, stale: stale))
             } catch is FileCacheWriteLost {
                 useFileCache = false  // the disk failed after the in-memory copy was dropped: go again without it
+                continue
+            } catch is PartialDownloadRejected {
+                fileCache?.discardPartialDownload(forKey: dataKey)  // the server cannot continue it: start over
                 continue
             } catch {
                 let failure = ManagedCacheError.from(loaderError: error)
                 guard failure.isTransient, retries < policy.retry.maximumRetries, !Task.isCancelled else {
+                    if failure.isTransient, case .fileEntry(let entry) = stale, !entry.metadata.freshness.mustRevalidate,
+                       let cached = read(entry) {
+                        return .success(cached)  // stale-if-error: the network failed, the old bytes are still good
+                    }
                     return .failure(Task.isCancelled ? .cancelled(.caller) : failure)
                 }
                 retries += 1
-                let delay = policy.retry.delay(beforeRetry: retries)
-                try? await Task.sleep(for: .seconds(delay))
+                try? await Task.sleep(for: .seconds(policy.retry.delay(beforeRetry: retries)))
             }
         }
     }
 
+    private var isHTTP: Bool {
+        let scheme = request.url.scheme?.lowercased()
+        return scheme == "http" || scheme == "https"
+    }
+
     /// A verified file-cache hit, or `nil` (a corrupt entry is removed and reported).
     func readFromFileCache() -> FetchedData? {
-        guard policy.cacheInFile, let fileCache, let entry = fileCache.entry(forKey: dataKey) else { return nil }
+        guard policy.cacheInFile, let entry = fileCache?.entry(forKey: dataKey) else { return nil }
+        return read(entry)
+    }
+
+    private func read(_ entry: FileCacheEntry, origin: DataOrigin = .fileCache, freshness: HTTPFreshness? = nil) -> FetchedData? {
+        guard let fileCache else { return nil }
+        let freshness = freshness ?? entry.metadata.freshness
         do {
             if entry.byteCount <= inMemoryThreshold {
                 let data = try fileCache.readData(for: entry)
-                return FetchedData(memory: data, entry: entry, byteCount: data.count, origin: .fileCache,
-                                   contentType: entry.metadata.contentType)
+                return FetchedData(memory: data, entry: entry, byteCount: data.count, origin: origin,
+                                   contentType: entry.metadata.contentType, freshness: freshness)
             }
             try fileCache.verify(entry)
-            return FetchedData(memory: nil, entry: entry, byteCount: entry.byteCount, origin: .fileCache,
-                               contentType: entry.metadata.contentType)
+            return FetchedData(memory: nil, entry: entry, byteCount: entry.byteCount, origin: origin,
+                               contentType: entry.metadata.contentType, freshness: freshness)
         } catch FileCacheError.corrupted {
             callbacks.event(.corruptEntryRemoved(key: dataKey))
         } catch {
@@ -85,48 +138,107 @@ struct FetchOperation: Sendable {
         return nil
     }
 
-    private func download(useFileCache: Bool) async throws -> FetchedData {
+    private func download(useFileCache: Bool, stale: StaleBase?) async throws -> FetchedData {
+        var headers = request.headers
+        let conditional = stale?.freshness.hasValidators == true
+        if let stale, conditional {
+            headers.merge(stale.freshness.conditionalHeaders) { _, conditional in conditional }
+        }
         var writer: (any FileCacheWriter)?
-        if useFileCache, let fileCache {
+        var resuming: PartialDownload?
+        if useFileCache, policy.resumesDownloads, stale == nil, let fileCache,
+           let partial = fileCache.partialDownload(forKey: dataKey) {
             do {
-                writer = try fileCache.makeWriter(forKey: dataKey)
+                writer = try fileCache.makeWriter(resuming: partial)
+                resuming = partial
+                headers["Range"] = "bytes=\(partial.byteCount)-"
+                headers["If-Range"] = partial.validator
             } catch {
-                callbacks.event(.fileCacheFailure(key: dataKey, operation: "create", error: String(describing: error)))
+                fileCache.discardPartialDownload(forKey: dataKey)
             }
         }
+        let makeWriter: @Sendable () -> (any FileCacheWriter)? = { [fileCache, dataKey, callbacks] in
+            do {
+                return try fileCache?.makeWriter(forKey: dataKey)
+            } catch {
+                callbacks.event(.fileCacheFailure(key: dataKey, operation: "create", error: String(describing: error)))
+                return nil
+            }
+        }
+        if useFileCache, writer == nil { writer = makeWriter() }
         let receiver = FetchReceiver(
             writer: writer, maximumBodySize: policy.maximumBodySize,
             inMemoryThreshold: writer == nil ? Int.max : inMemoryThreshold,
-            callbacks: callbacks)
-        let loadRequest = DataLoadRequest(url: request.url, headers: request.headers, timeout: policy.timeout)
-        callbacks.requestSent()
+            acceptsNotModified: conditional, resuming: resuming, freshWriter: makeWriter, callbacks: callbacks)
+        let loadRequest = DataLoadRequest(url: request.url, headers: headers, timeout: policy.timeout)
+        callbacks.requestSent(conditional)
         let response: DataLoadResponse
         do {
             response = try await withIdleTimeout(policy.timeout, activity: receiver) {
                 try await loader.load(loadRequest, receiver: receiver)
             }
         } catch {
-            receiver.abortWriter()
+            // Interrupted (cancelled, timed out, connection lost): keep the bytes to resume later.
+            // Refused (a status, the size limit): discard them.
+            let interrupted = Task.isCancelled || ManagedCacheError.from(loaderError: error).isTransient
+                || ManagedCacheError.from(loaderError: error) == .cancelled(.caller)
+            let refused: Bool
+            if case .httpStatus? = error as? ManagedCacheError { refused = true } else { refused = false }
+            receiver.suspendOrAbortWriter(resumable: policy.resumesDownloads && interrupted && !refused)
             if Task.isCancelled { throw ManagedCacheError.cancelled(.caller) }
             throw error
         }
         let result = receiver.finish()
+        let receivedAt = Date()
+        if result.notModified, let stale {
+            receiver.abortWriter()
+            return try refreshed(stale, response: response, receivedAt: receivedAt)
+        }
         if result.lostData { throw FileCacheWriteLost() }
+        let freshness = HTTPFreshness(response: response, receivedAt: receivedAt, policy: policy.freshness)
+        let directives = HTTPCacheDirectives(headers: response.headers)
         var entry: FileCacheEntry?
         if let writer = result.writer {
-            let metadata = FileCacheMetadata(
-                etag: response.header("etag"), lastModified: response.header("last-modified"),
-                contentType: response.header("content-type"))
-            do {
-                entry = try writer.commit(metadata: metadata)
-            } catch {
-                writer.abort()
-                callbacks.event(.fileCacheFailure(key: dataKey, operation: "commit", error: String(describing: error)))
-                if result.memory == nil { throw FileCacheWriteLost() }
+            if directives.noStore {
+                writer.abort()  // `no-store`: never written to disk
+                fileCache?.removeEntry(forKey: dataKey)
+            } else {
+                let metadata = FileCacheMetadata(contentType: response.header("content-type")).with(freshness)
+                do {
+                    entry = try writer.commit(metadata: metadata)
+                } catch {
+                    writer.abort()
+                    callbacks.event(.fileCacheFailure(key: dataKey, operation: "commit", error: String(describing: error)))
+                    if result.memory == nil { throw FileCacheWriteLost() }
+                }
             }
         }
         return FetchedData(memory: result.memory, entry: entry, byteCount: result.byteCount, origin: .network,
-                           contentType: response.header("content-type"))
+                           contentType: response.header("content-type"), freshness: freshness)
+    }
+
+    /// A `304` answered: the stale bytes are current again, with new freshness.
+    private func refreshed(_ stale: StaleBase, response: DataLoadResponse, receivedAt: Date) throws -> FetchedData {
+        let freshness = HTTPFreshness(response: response, receivedAt: receivedAt, policy: policy.freshness,
+                                      previous: stale.freshness)
+        switch stale {
+        case .fileEntry(let entry):
+            do {
+                try fileCache?.updateMetadata(entry.metadata.with(freshness), forKey: dataKey)
+            } catch {
+                callbacks.event(.fileCacheFailure(key: dataKey, operation: "update", error: String(describing: error)))
+            }
+            guard var cached = read(entry, origin: .revalidated, freshness: freshness) else {
+                throw ManagedCacheError.transport(code: -1, description: "the revalidated file-cache entry is gone")
+            }
+            cached.notModified = true
+            return cached
+        case .memoryObject:
+            var confirmed = FetchedData(memory: nil, entry: nil, byteCount: 0, origin: .revalidated, contentType: nil,
+                                        freshness: freshness)
+            confirmed.notModified = true
+            return confirmed
+        }
     }
 
     /// Runs `operation`, failing with `.timedOut` when `activity` reports nothing for `seconds`.

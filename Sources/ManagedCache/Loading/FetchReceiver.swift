@@ -1,5 +1,8 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
+
+/// Thrown when the server refuses to continue a kept partial download: drop it and start over.
+struct PartialDownloadRejected: Error {}
 
 /// Receives one download: checks the status and the size limit, counts progress, and streams the
 /// body into a file-cache writer and/or memory.
@@ -9,6 +12,7 @@ final class FetchReceiver: DataLoadReceiver {
         let writer: (any FileCacheWriter)?
         let byteCount: Int
         let lostData: Bool
+        let notModified: Bool
     }
 
     private struct State {
@@ -17,22 +21,51 @@ final class FetchReceiver: DataLoadReceiver {
         var received = 0
         var expected: Int?
         var lostData = false
+        var notModified = false
         var lastActivity = ContinuousClock.now
+        /// The response's ETag or Last-Modified, which a resumed download must match.
+        var validator: String?
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let maximumBodySize: Int
     private let inMemoryThreshold: Int
+    private let acceptsNotModified: Bool
+    private let resuming: PartialDownload?
+    private let freshWriter: @Sendable () -> (any FileCacheWriter)?
     private let callbacks: FetchCallbacks
 
-    init(writer: (any FileCacheWriter)?, maximumBodySize: Int, inMemoryThreshold: Int, callbacks: FetchCallbacks) {
-        self.state = Mutex(State(writer: writer))
+    /// - Parameters:
+    ///   - resuming: the partial download `writer` continues; the request asked for the rest.
+    ///   - freshWriter: makes a writer for a clean restart when the server sends the whole body.
+    init(writer: (any FileCacheWriter)?, maximumBodySize: Int, inMemoryThreshold: Int, acceptsNotModified: Bool,
+         resuming: PartialDownload? = nil, freshWriter: @escaping @Sendable () -> (any FileCacheWriter)? = { nil },
+         callbacks: FetchCallbacks) {
+        var initial = State(writer: writer)
+        if let resuming {
+            initial.memory = nil  // the first bytes are on disk only
+            initial.received = resuming.byteCount
+        }
+        self.state = Lock(initial)
         self.maximumBodySize = maximumBodySize
         self.inMemoryThreshold = inMemoryThreshold
+        self.acceptsNotModified = acceptsNotModified
+        self.resuming = resuming
+        self.freshWriter = freshWriter
         self.callbacks = callbacks
     }
 
     func didReceive(response: DataLoadResponse) throws {
+        if let resuming {
+            try checkResumption(of: resuming, response: response)
+        }
+        if response.statusCode == 304, acceptsNotModified {
+            state.withLock {
+                $0.notModified = true
+                $0.lastActivity = .now
+            }
+            return
+        }
         if let code = response.statusCode, !(200..<300).contains(code) {
             throw ManagedCacheError.httpStatus(code: code)
         }
@@ -40,14 +73,42 @@ final class FetchReceiver: DataLoadReceiver {
             throw ManagedCacheError.tooLarge(limit: maximumBodySize)
         }
         let progress = state.withLock { state in
-            state.expected = response.expectedContentLength
+            state.expected = response.expectedContentLength.map { $0 + state.received }
+            state.validator = response.header("etag") ?? response.header("last-modified")
             state.lastActivity = .now
-            return LoadProgress(receivedBytes: 0, expectedBytes: state.expected)
+            return LoadProgress(receivedBytes: state.received, expectedBytes: state.expected)
         }
         callbacks.progress(progress, 0)
     }
 
+    /// A `206` must continue exactly where the kept bytes end; a `200` (ranges ignored, or the
+    /// validator changed) restarts cleanly with a fresh writer; a `416` drops the kept bytes.
+    private func checkResumption(of partial: PartialDownload, response: DataLoadResponse) throws {
+        if response.statusCode == 416 { throw PartialDownloadRejected() }
+        if response.statusCode == 206 {
+            let start = response.header("content-range").flatMap(Self.rangeStart)
+            guard start == partial.byteCount else { throw PartialDownloadRejected() }
+            return
+        }
+        let stale = state.withLock { state -> (any FileCacheWriter)? in
+            defer {
+                state.writer = freshWriter()
+                state.memory = Data()
+                state.received = 0
+            }
+            return state.writer
+        }
+        stale?.abort()
+    }
+
+    /// The first byte position of a `Content-Range: bytes START-END/TOTAL` header.
+    private static func rangeStart(_ header: String) -> Int? {
+        guard let range = header.split(separator: " ").last?.split(separator: "-").first else { return nil }
+        return Int(range)
+    }
+
     func didReceive(_ chunk: Data) throws {
+        if state.withLock({ $0.notModified }) { return }  // a 304 has no body worth keeping
         let progress = try state.withLock { state -> LoadProgress in
             state.lastActivity = .now
             state.received += chunk.count
@@ -88,10 +149,25 @@ final class FetchReceiver: DataLoadReceiver {
         writer?.abort()
     }
 
+    /// After an interruption: keeps what was written as a resumable partial download when
+    /// `resumable` and the response carried a validator, else discards it.
+    func suspendOrAbortWriter(resumable: Bool) {
+        let (writer, validator) = state.withLock { state -> ((any FileCacheWriter)?, String?) in
+            defer { state.writer = nil }
+            return (state.writer, state.received > 0 ? state.validator : nil)
+        }
+        if resumable, let validator {
+            writer?.suspend(validator: validator)
+        } else {
+            writer?.abort()
+        }
+    }
+
     /// The body once the loader has returned.
     func finish() -> Result {
         state.withLock { state in
-            Result(memory: state.memory, writer: state.writer, byteCount: state.received, lostData: state.lostData)
+            Result(memory: state.memory, writer: state.writer, byteCount: state.received, lostData: state.lostData,
+                   notModified: state.notModified)
         }
     }
 }

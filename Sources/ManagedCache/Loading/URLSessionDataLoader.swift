@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -70,7 +70,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         var receiverError: (any Error)?
     }
 
-    private let transfers = Mutex<[Int: Transfer]>([:])
+    private let transfers = Lock<[Int: Transfer]>([:])
 
     func register(
         task: URLSessionTask, receiver: any DataLoadReceiver,

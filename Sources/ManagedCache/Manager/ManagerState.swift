@@ -60,12 +60,26 @@ struct HandlerRecord {
     var generation: UInt64 = 0
     /// A prefetch with this handler's decoder wants the object even with no users.
     var heldByPrefetch = false
+    /// How long the ready object is fresh (HTTP caching).
+    var freshness: HTTPFreshness?
+    /// A stale object whose revalidation is under way: a `304` makes it current again.
+    var staleObject: CachedObject?
+    /// The fetch revalidating a ready object in the background (stale-while-revalidate).
+    var revalidatingFetch: UInt64?
+    /// The ready object's memory-cache cost, kept so re-inserting it costs what decoding said.
+    var objectCost = 0
 
     init(key: ObjectKey, decoder: AnyObjectDecoder, request: ObjectRequest, policy: LoadPolicy) {
         self.key = key
         self.decoder = decoder
         self.request = request
         self.policy = policy
+    }
+
+    /// Whether this handler waits for fetch `identifier` (loading, or revalidating in the background).
+    func isWaiting(for identifier: UInt64) -> Bool {
+        if case .loading(identifier) = phase { return true }
+        return revalidatingFetch == identifier
     }
 
     /// Whether any user is still alive.

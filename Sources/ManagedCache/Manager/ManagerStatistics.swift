@@ -11,6 +11,10 @@ public struct ManagerStatistics: Sendable, Hashable {
     public var coalescedJoins = 0
     /// HTTP (or other loader) requests sent, retries included.
     public var networkRequests = 0
+    /// Conditional requests sent to revalidate stale cached objects.
+    public var revalidations = 0
+    /// Revalidations the server answered with `304 Not Modified` (no body downloaded, no decode).
+    public var notModified = 0
     /// Loads whose bytes came from the network and completed.
     public var networkLoads = 0
     /// Loads whose bytes came from the file cache.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
 
 /// What a load reports to `ObjectManager.loadEvents(for:decoder:)`.
 public enum LoadEvent<Object: Sendable>: Sendable {
@@ -76,7 +76,7 @@ private final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     let objectRequest: ObjectRequest?
     let objectDecoder: Decoder
     private let progress: (@Sendable (LoadProgress) -> Void)?
-    private let slot = Mutex<Slot>(.waiting)
+    private let slot = Lock<Slot>(.waiting)
 
     init(request: ObjectRequest, decoder: Decoder, progress: (@Sendable (LoadProgress) -> Void)?) {
         self.objectRequest = request

@@ -8,8 +8,10 @@ extension ObjectManager {
 
     /// Looks for the handler's object in the file cache before any download: its stored variant
     /// first (for decoders that store one), then the original bytes when delivery is synchronous.
-    /// A hit is decoded and delivered (on this thread when `synchronously`); a miss starts the load.
-    func loadFromFileCache(key: ObjectKey, generation: UInt64, policy: LoadPolicy, synchronously: Bool) {
+    /// A hit is decoded and delivered (to `synchronousUser` on this thread, when given); a miss
+    /// starts the load.
+    func loadFromFileCache(key: ObjectKey, generation: UInt64, policy: LoadPolicy, synchronousUser: ObjectIdentifier?) {
+        let synchronously = synchronousUser != nil
         let lookup = state.withLock { state -> (AnyObjectDecoder, ObjectRequest)? in
             guard let handler = state.handlers[key], handler.generation == generation else { return nil }
             return (handler.decoder, handler.request)
@@ -22,13 +24,14 @@ extension ObjectManager {
             let operation = FetchOperation(
                 dataKey: source.fileKey, request: request, policy: policy, loader: configuration.dataLoader,
                 fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
-                callbacks: FetchCallbacks(progress: { _, _ in }, requestSent: {}, event: { [weak self] in self?.report($0) }))
+                callbacks: .eventsOnly { [weak self] in self?.report($0) })
             guard let fetched = operation.readFromFileCache() else { continue }
             let data = fetched.loadedData(prefersFileURL: decoder.prefersFileURL)
             let loaded = source.isVariant
                 ? LoadedData(data: (try? data.bytes()) ?? Data(), origin: .fileCache, contentType: data.contentType, isStoredVariant: true)
                 : data
-            let job = DecodeJob(key: key, generation: generation, decoder: decoder, data: loaded, origin: .fileCache)
+            let job = DecodeJob(key: key, generation: generation, decoder: decoder, data: loaded, origin: .fileCache,
+                                freshness: fetched.freshness)
             let outcome = decoder.decode(loaded)
             if case .failure = outcome, source.isVariant {
                 fileCache?.removeEntry(forKey: source.fileKey)  // a bad variant: fall back to the original
@@ -36,7 +39,7 @@ extension ObjectManager {
             }
             state.withLock { $0.statistics.fileCacheHits += 1 }
             if case .success(let object) = outcome, !source.isVariant { storeVariantIfNeeded(job, object: object) }
-            completeDecode(job, outcome: outcome, synchronously: synchronously)
+            completeDecode(job, outcome: outcome, synchronousUser: synchronousUser)
             return
         }
         let work = state.withLock { state -> PendingWork in

@@ -17,7 +17,8 @@ extension ObjectManager {
             if evictable { _promoteFetchFromPrefetchLane(dataKey: key.dataKey, fetch: fetchID, work: &work, in: &state) }
         } else {
             fetchID = _createFetch(dataKey: key.dataKey, request: handler.request, policy: handler.policy,
-                                   subscriber: key, inPrefetchLane: false, in: &state)
+                                   subscriber: key, inPrefetchLane: false, validators: handler.staleObject?.freshness,
+                                   in: &state)
         }
         handler.generation &+= 1
         handler.phase = .loading(fetch: fetchID)
@@ -29,7 +30,7 @@ extension ObjectManager {
     /// Starts the one fetch of `dataKey`. Returns its identifier.
     func _createFetch(
         dataKey: String, request: ObjectRequest, policy: LoadPolicy, subscriber: ObjectKey?,
-        inPrefetchLane: Bool, in state: inout ManagerState
+        inPrefetchLane: Bool, validators: HTTPFreshness? = nil, in state: inout ManagerState
     ) -> UInt64 {
         let identifier = state._makeIdentifier()
         var fetch = FetchRecord(identifier: identifier, dataKey: dataKey, request: request, policy: policy,
@@ -42,7 +43,7 @@ extension ObjectManager {
         let operation = FetchOperation(
             dataKey: dataKey, request: request, policy: policy, loader: configuration.dataLoader,
             fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
-            callbacks: makeFetchCallbacks(dataKey: dataKey, fetch: identifier))
+            memoryValidators: validators, callbacks: makeFetchCallbacks(dataKey: dataKey, fetch: identifier))
         fetch.task = Task { [weak self] in
             let result = await operation.run()
             guard let jobs = self?.completeFetch(dataKey: dataKey, fetch: identifier, result: result) else { return }
@@ -131,8 +132,11 @@ extension ObjectManager {
             progress: { [weak self] progress, newBytes in
                 self?.fetchProgressed(dataKey: dataKey, fetch: identifier, progress: progress, newBytes: newBytes)
             },
-            requestSent: { [weak self] in
-                self?.state.withLock { $0.statistics.networkRequests += 1 }
+            requestSent: { [weak self] conditional in
+                self?.state.withLock { state in
+                    state.statistics.networkRequests += 1
+                    if conditional { state.statistics.revalidations += 1 }
+                }
             },
             event: { [weak self] event in
                 self?.report(event)
@@ -178,6 +182,7 @@ extension ObjectManager {
         let decoder: AnyObjectDecoder
         let data: LoadedData
         let origin: DataOrigin
+        let freshness: HTTPFreshness?
     }
 
     /// Records the end of a fetch and returns the decodes it enables.
@@ -197,16 +202,32 @@ extension ObjectManager {
                 case .network: state.statistics.networkLoads += 1
                 case .fileCache: state.statistics.fileCacheHits += 1
                 case .undecodedData: state.statistics.undecodedDataHits += 1
+                case .revalidated: state.statistics.notModified += 1
                 case .memory, .sharedObject: break
                 }
                 for key in fetch.subscribers {
-                    guard var handler = state.handlers[key], case .loading(identifier) = handler.phase else { continue }
+                    guard var handler = state.handlers[key], handler.isWaiting(for: identifier) else { continue }
+                    if fetched.notModified, let stale = handler.staleObject {
+                        work.append(_revalidated(key, object: stale.object, freshness: fetched.freshness, in: &state))
+                        continue
+                    }
+                    guard fetched.hasBytes else {
+                        // A 304 for bytes this decoder never had: load them unconditionally.
+                        handler.phase = .new
+                        handler.staleObject = nil
+                        handler.revalidatingFetch = nil
+                        state.handlers[key] = handler
+                        work.append(_startLoading(key, evictable: false, in: &state))
+                        continue
+                    }
                     handler.phase = .loaded
+                    handler.revalidatingFetch = nil
                     state.handlers[key] = handler
                     state.loadingBuffer.remove(key)
                     jobs.append(DecodeJob(
                         key: key, generation: handler.generation, decoder: handler.decoder,
-                        data: fetched.loadedData(prefersFileURL: handler.decoder.prefersFileURL), origin: fetched.origin))
+                        data: fetched.loadedData(prefersFileURL: handler.decoder.prefersFileURL), origin: fetched.origin,
+                        freshness: fetched.freshness))
                 }
                 if jobs.isEmpty, fetched.entry == nil, let data = fetched.memory {
                     // Nobody decodes these bytes yet and no file holds them: keep them (HJCache's "loaded" state).
@@ -217,7 +238,17 @@ extension ObjectManager {
                 state.statistics.failures[error.kind, default: 0] += 1
                 state.failures.record(error, for: dataKey, interval: fetch.policy.failureMemoryInterval)
                 for key in fetch.subscribers {
-                    work.append(_fail(key, error: error, generation: nil, in: &state))
+                    guard var handler = state.handlers[key], handler.isWaiting(for: identifier) else { continue }
+                    if let stale = handler.staleObject, error.isTransient, stale.freshness?.mustRevalidate != true {
+                        // Stale-if-error: the network failed, the object we had is still better than nothing.
+                        work.append(_revalidated(key, object: stale.object, freshness: stale.freshness, in: &state))
+                    } else if handler.revalidatingFetch == identifier {
+                        handler.revalidatingFetch = nil
+                        handler.staleObject = nil
+                        state.handlers[key] = handler
+                    } else {
+                        work.append(_fail(key, error: error, generation: nil, in: &state))
+                    }
                 }
             }
             return work
@@ -228,7 +259,7 @@ extension ObjectManager {
 
     /// Records a decode's outcome: the shared object goes to the memory cache and every live user;
     /// a failure purges the key from every cache.
-    func completeDecode(_ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronously: Bool = false) {
+    func completeDecode(_ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronousUser: ObjectIdentifier? = nil) {
         let work = state.withLock { state -> PendingWork in
             guard var handler = state.handlers[job.key], handler.generation == job.generation,
                   case .loaded = handler.phase else { return PendingWork() }
@@ -237,13 +268,18 @@ extension ObjectManager {
                 var work = PendingWork()
                 state.statistics.decodes += 1
                 handler.heldByPrefetch = false
+                handler.staleObject = nil
+                handler.freshness = job.freshness
+                handler.objectCost = handler.decoder.cost(of: object, byteCount: job.data.byteCount)
                 handler.compactUsers()
                 // With no user left, only the memory cache keeps the object (within its limits).
                 handler.phase = handler.users.isEmpty ? .new : .ready(object, job.origin)
                 state.handlers[job.key] = handler
                 if handler.policy.cacheInMemory {
-                    let cost = handler.decoder.cost(of: object, byteCount: job.data.byteCount)
-                    work.released += memoryCache.setValue(object, forKey: job.key, cost: cost)
+                    work.released += memoryCache.setValue(
+                        CachedObject(object: object, freshness: job.freshness, cost: handler.objectCost),
+                        forKey: job.key, cost: handler.objectCost
+                    ).map(\.object)
                 }
                 for slot in handler.users {
                     guard let user = slot.user else { continue }
@@ -258,7 +294,36 @@ extension ObjectManager {
                 return _fail(job.key, error: error, generation: job.generation, in: &state)
             }
         }
-        perform(work, synchronously: synchronously)
+        perform(work, synchronousUser: synchronousUser)
+    }
+
+    /// A stale object is current again (a `304`, or stale-if-error): back to ready with new
+    /// freshness, into the memory cache, and to the users waiting for it.
+    func _revalidated(_ key: ObjectKey, object: any Sendable, freshness: HTTPFreshness?, in state: inout ManagerState) -> PendingWork {
+        guard var handler = state.handlers[key] else { return PendingWork() }
+        var work = PendingWork()
+        let wasWaiting = handler.revalidatingFetch == nil  // a background revalidation's users already have it
+        handler.phase = .ready(object, .revalidated)
+        handler.freshness = freshness
+        handler.staleObject = nil
+        handler.revalidatingFetch = nil
+        handler.compactUsers()
+        state.handlers[key] = handler
+        state.loadingBuffer.remove(key)
+        if handler.policy.cacheInMemory {
+            work.released += memoryCache.setValue(
+                CachedObject(object: object, freshness: freshness, cost: handler.objectCost), forKey: key,
+                cost: handler.objectCost
+            ).map(\.object)
+        }
+        guard wasWaiting else { return work }
+        for slot in handler.users {
+            guard let user = slot.user else { continue }
+            work.deliveries.append(PendingDelivery(
+                user: user, request: slot.request, key: key, attachment: slot.attachment,
+                event: .ready(object, .revalidated)))
+        }
+        return work
     }
 
     /// Moves the handler of `key` to failed, purges the key from every cache and tells its users.
@@ -271,7 +336,10 @@ extension ObjectManager {
         handler.compactUsers()
         state.handlers[key] = handler
         state.loadingBuffer.remove(key)
-        if let removed = memoryCache.removeValue(forKey: key) { work.released.append(removed) }
+        if let removed = memoryCache.removeValue(forKey: key) { work.released.append(removed.object) }
+        handler.staleObject = nil
+        handler.revalidatingFetch = nil
+        state.handlers[key] = handler
         undecodedData.removeValue(forKey: key.dataKey)
         if case .decodingFailed = error { work.fileCachePurges.append(key.dataKey) }
         work.events.append(.loadFailed(key: key, error: error))

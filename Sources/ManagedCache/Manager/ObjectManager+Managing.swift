@@ -18,15 +18,19 @@ extension ObjectManager {
         let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
         let policy = configuration.policy.applying(request.policy)
 
-        if policy.cacheInMemory, let object = memoryCache.value(forKey: key) {
-            let delivery = state.withLock { state in
-                state.statistics.requests += 1
-                state.statistics.memoryHits += 1
-                return _attachForHit(user, request: request, key: key, policy: policy, object: object,
-                                     decoder: decoder, in: &state)
+        var staleHit: CachedObject?
+        if policy.cacheInMemory, let cached = memoryCache.value(forKey: key) {
+            if cached.isFresh(policy: policy.freshness) {
+                let delivery = state.withLock { state in
+                    state.statistics.requests += 1
+                    state.statistics.memoryHits += 1
+                    return _attachForHit(user, request: request, key: key, policy: policy, cached: cached,
+                                         decoder: decoder, in: &state)
+                }
+                perform(delivery, synchronousUser: ObjectIdentifier(user))
+                return
             }
-            deliverNow(delivery)
-            return
+            staleHit = cached
         }
 
         guard !key.dataKey.isEmpty, configuration.dataLoader.canLoad(request.url) else {
@@ -40,7 +44,7 @@ extension ObjectManager {
                     event: .failed(.invalidRequest(reason: reason))))
                 return work
             }
-            perform(work, synchronously: true)
+            perform(work, synchronousUser: ObjectIdentifier(user))
             return
         }
 
@@ -51,12 +55,38 @@ extension ObjectManager {
             let attachment = _attach(user, request: request, key: key, policy: policy,
                                      decoder: AnyObjectDecoder(decoder), work: &work, in: &state)
             guard var handler = state.handlers[key] else { return work }
+            if case .ready(let object, _) = handler.phase, staleHit == nil, let freshness = handler.freshness,
+               freshness.isStale(policy: policy.freshness) {
+                staleHit = CachedObject(object: object, freshness: freshness, cost: handler.objectCost)
+            }
+            if let stale = staleHit, !handler.phase.isBusy {
+                if policy.staleWhileRevalidate, stale.freshness?.mustRevalidate != true {
+                    // Deliver the stale object now; revalidate in the background.
+                    state.statistics.memoryHits += 1
+                    work.deliveries.append(PendingDelivery(
+                        user: user, request: request, key: key, attachment: attachment,
+                        event: .ready(stale.object, .memory)))
+                    work.append(_startRevalidation(key, stale: stale, in: &state))
+                    return work
+                }
+                if handler.revalidatingFetch == nil {
+                    handler.staleObject = stale
+                    handler.request = request
+                    handler.policy = policy
+                    handler.phase = .new
+                    state.handlers[key] = handler
+                    work.append(_startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state))
+                    return work
+                }
+            }
             switch handler.phase {
             case .ready(let object, _):
                 state.statistics.sharedObjectHits += 1
                 if policy.cacheInMemory {
                     work.released += memoryCache.setValue(
-                        object, forKey: key, cost: handler.decoder.cost(of: object, byteCount: 0))
+                        CachedObject(object: object, freshness: handler.freshness, cost: handler.objectCost),
+                        forKey: key, cost: handler.objectCost
+                    ).map(\.object)
                 }
                 work.deliveries.append(PendingDelivery(
                     user: user, request: request, key: key, attachment: attachment,
@@ -95,16 +125,40 @@ extension ObjectManager {
             }
             return work
         }
-        perform(work, synchronously: true)
+        perform(work, synchronousUser: ObjectIdentifier(user))
         if let fileLookup {
             if fileLookup.policy.fileCacheDelivery == .synchronous {
-                loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy, synchronously: true)
+                loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy,
+                                  synchronousUser: ObjectIdentifier(user))
             } else {
                 Task { [weak self] in
-                    self?.loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy, synchronously: false)
+                    self?.loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy,
+                                            synchronousUser: nil)
                 }
             }
         }
+    }
+
+    /// Starts revalidating the ready object of `key` in the background, unless that is under way.
+    func _startRevalidation(_ key: ObjectKey, stale: CachedObject, in state: inout ManagerState) -> PendingWork {
+        guard var handler = state.handlers[key], handler.revalidatingFetch == nil, !handler.phase.isBusy else {
+            return PendingWork()
+        }
+        handler.phase = .ready(stale.object, .memory)
+        handler.freshness = stale.freshness
+        handler.objectCost = stale.cost
+        handler.staleObject = stale
+        if var fetch = state.fetches[key.dataKey] {
+            fetch.subscribers.insert(key)
+            state.fetches[key.dataKey] = fetch
+            handler.revalidatingFetch = fetch.identifier
+        } else {
+            handler.revalidatingFetch = _createFetch(
+                dataKey: key.dataKey, request: handler.request, policy: handler.policy, subscriber: key,
+                inPrefetchLane: false, validators: stale.freshness, in: &state)
+        }
+        state.handlers[key] = handler
+        return PendingWork()
     }
 
     /// Detaches `user` from whatever it was managed for: HJCache's `clear` before cell reuse.
@@ -143,16 +197,19 @@ extension ObjectManager {
     /// The memory-hit path: attaches the user to a handler holding `object` and returns its delivery.
     func _attachForHit<Decoder: ObjectDecoding>(
         _ user: some ManagedObjectUser, request: ObjectRequest, key: ObjectKey, policy: LoadPolicy,
-        object: any Sendable, decoder: Decoder, in state: inout ManagerState
+        cached: CachedObject, decoder: Decoder, in state: inout ManagerState
     ) -> PendingWork {
         var work = PendingWork()
         let attachment = _attach(user, request: request, key: key, policy: policy,
                                  decoder: AnyObjectDecoder(decoder), work: &work, in: &state)
-        if let phase = state.handlers[key]?.phase, !phase.isBusy {
-            state.handlers[key]?.phase = .ready(object, .memory)
+        if var handler = state.handlers[key], !handler.phase.isBusy, handler.revalidatingFetch == nil {
+            handler.phase = .ready(cached.object, .memory)
+            handler.freshness = cached.freshness
+            handler.objectCost = cached.cost
+            state.handlers[key] = handler
         }
         work.deliveries.append(PendingDelivery(
-            user: user, request: request, key: key, attachment: attachment, event: .ready(object, .memory)))
+            user: user, request: request, key: key, attachment: attachment, event: .ready(cached.object, .memory)))
         return work
     }
 
@@ -197,15 +254,16 @@ extension ObjectManager {
 
     // MARK: - Delivering
 
-    /// Makes the callbacks and disk work collected under the lock. `synchronously` delivers on this
-    /// thread whatever the user's `callbackDelivery` (used inside `manage`, so a hit arrives before it returns).
-    func perform(_ work: PendingWork, synchronously: Bool = false) {
+    /// Makes the callbacks and disk work collected under the lock. Deliveries to `synchronousUser`
+    /// happen on this thread whatever its `callbackDelivery` (used inside `manage`, so a hit arrives
+    /// before it returns); every other user is called as its `callbackDelivery` says.
+    func perform(_ work: PendingWork, synchronousUser: ObjectIdentifier? = nil) {
         for dataKey in work.fileCachePurges { fileCache?.removeEntry(forKey: dataKey) }
         if let handler = configuration.eventHandler {
             for event in work.events { handler(event) }
         }
         for delivery in work.deliveries {
-            if synchronously {
+            if let synchronousUser, ObjectIdentifier(delivery.user) == synchronousUser {
                 // Decided a moment ago on this very thread, inside `manage`: no re-check needed.
                 delivery.user.receive(delivery.event, request: delivery.request)
             } else {
@@ -217,10 +275,6 @@ extension ObjectManager {
                 }
             }
         }
-    }
-
-    func deliverNow(_ work: PendingWork) {
-        perform(work, synchronously: true)
     }
 
     /// Calls the user unless it has been re-managed or unmanaged since the delivery was decided.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
 
 /// Loads objects from URLs, shares one decoded object among all the users of a key, and caches it
 /// in memory and (optionally) in files. HJCache's `HJObjManager`, callable from any thread or task.
@@ -51,13 +51,13 @@ public final class ObjectManager: Sendable {
     }
 
     /// The decoded objects this manager keeps in memory, by key.
-    public let memoryCache: MemoryCache<ObjectKey, any Sendable>
+    public let memoryCache: MemoryCache<ObjectKey, CachedObject>
     /// The file cache, if any.
     public let fileCache: (any FileCaching)?
 
     let configuration: Configuration
     let undecodedData: MemoryCache<String, Data>
-    let state: Mutex<ManagerState>
+    let state: Lock<ManagerState>
 
     /// Creates a manager with its own caches.
     public init(configuration: Configuration = Configuration()) {
@@ -66,7 +66,7 @@ public final class ObjectManager: Sendable {
         self.memoryCache = MemoryCache(
             countLimit: configuration.memoryCacheCountLimit, costLimit: configuration.memoryCacheCostLimit)
         self.undecodedData = MemoryCache(countLimit: 1 << 20, costLimit: configuration.undecodedDataLimit)
-        self.state = Mutex(ManagerState(loadingBufferSize: configuration.loadingBufferSize))
+        self.state = Lock(ManagerState(loadingBufferSize: configuration.loadingBufferSize))
         observeMemoryWarnings()
     }
 
@@ -125,7 +125,7 @@ public final class ObjectManager: Sendable {
     /// handler), without loading anything: JMImageCache's "return the image now if cached".
     public func cachedObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder) -> Decoder.Object? {
         let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
-        if let object = memoryCache.value(forKey: key) as? Decoder.Object { return object }
+        if let object = memoryCache.value(forKey: key)?.object as? Decoder.Object { return object }
         return state.withLock { state in
             if case .ready(let object, _) = state.handlers[key]?.phase { return object as? Decoder.Object }
             return nil
@@ -136,8 +136,7 @@ public final class ObjectManager: Sendable {
     /// holding it keep it). Pass `fromFileCache: true` to delete the bytes on disk too.
     public func removeObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder, fromFileCache: Bool = false) {
         let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
-        let removed = memoryCache.removeValue(forKey: key)
-        _ = removed
+        memoryCache.removeValue(forKey: key)
         state.withLock { state in
             if case .ready = state.handlers[key]?.phase, state.handlers[key]?.hasLiveUsers == false {
                 state.handlers.removeValue(forKey: key)

@@ -28,6 +28,18 @@ public struct LoadPolicy: Sendable, Hashable {
     /// Whether loads started for users take a slot in the loading buffer and can be pushed out by
     /// newer loads. Default `true` for users; `false` for `async` calls, which cancel through their task.
     public var participatesInLoadingBuffer: Bool = true
+    /// How freshness is decided for HTTP responses: from the server's headers (the default), fixed,
+    /// or never revalidated. A stale cached response is revalidated with a conditional request
+    /// (`If-None-Match` / `If-Modified-Since`); a `304` refreshes it without a download or a decode.
+    public var freshness: FreshnessPolicy = .fromServer(defaultMaxAge: nil)
+    /// Deliver a stale object at once and revalidate it in the background; users still showing the
+    /// key receive the new object if the server has one. Not applied to `must-revalidate` or
+    /// `no-cache` responses. Default `false`.
+    public var staleWhileRevalidate: Bool = false
+    /// Keep the partial data of an interrupted large download and resume it with `Range` +
+    /// `If-Range` on the next request (needs a file cache that supports it, as `FileCache` does).
+    /// Default `true`.
+    public var resumesDownloads: Bool = true
 
     /// The defaults listed on each property.
     public init() {}
@@ -44,6 +56,9 @@ public struct LoadPolicy: Sendable, Hashable {
         if let value = overrides.retry { policy.retry = value }
         if let value = overrides.failureMemoryInterval { policy.failureMemoryInterval = value }
         if let value = overrides.participatesInLoadingBuffer { policy.participatesInLoadingBuffer = value }
+        if let value = overrides.freshness { policy.freshness = value }
+        if let value = overrides.staleWhileRevalidate { policy.staleWhileRevalidate = value }
+        if let value = overrides.resumesDownloads { policy.resumesDownloads = value }
         return policy
     }
 }
@@ -62,13 +77,17 @@ public struct PolicyOverrides: Sendable, Hashable {
     public var retry: RetryPolicy?
     public var failureMemoryInterval: Double?
     public var participatesInLoadingBuffer: Bool?
+    public var freshness: FreshnessPolicy?
+    public var staleWhileRevalidate: Bool?
+    public var resumesDownloads: Bool?
 
     /// Creates overrides; every field defaults to "use the manager's value".
     public init(
         timeout: Double? = nil, finishLoadingWithoutUsers: Bool? = nil,
         fileCacheDelivery: FileCacheDelivery? = nil, cacheInMemory: Bool? = nil,
         cacheInFile: Bool? = nil, maximumBodySize: Int? = nil, retry: RetryPolicy? = nil,
-        failureMemoryInterval: Double? = nil, participatesInLoadingBuffer: Bool? = nil
+        failureMemoryInterval: Double? = nil, participatesInLoadingBuffer: Bool? = nil,
+        freshness: FreshnessPolicy? = nil, staleWhileRevalidate: Bool? = nil, resumesDownloads: Bool? = nil
     ) {
         self.timeout = timeout
         self.finishLoadingWithoutUsers = finishLoadingWithoutUsers
@@ -79,6 +98,9 @@ public struct PolicyOverrides: Sendable, Hashable {
         self.retry = retry
         self.failureMemoryInterval = failureMemoryInterval
         self.participatesInLoadingBuffer = participatesInLoadingBuffer
+        self.freshness = freshness
+        self.staleWhileRevalidate = staleWhileRevalidate
+        self.resumesDownloads = resumesDownloads
     }
 }
 

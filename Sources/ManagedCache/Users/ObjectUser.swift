@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
 
 /// A ready-made `ManagedObjectUser` that holds its request and the current object and calls
 /// closures: HJCache's `HJMOUserBase`, for code that does not want to write a user class.
@@ -33,21 +33,22 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
 
     public let objectDecoder: Decoder
     public let callbackDelivery: CallbackDelivery
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let onReady: (@Sendable (Decoder.Object, DataOrigin) -> Void)?
     private let onFailure: (@Sendable (ManagedCacheError) -> Void)?
     private let onProgress: (@Sendable (LoadProgress) -> Void)?
 
     /// Creates a user with `decoder`, an optional first request and the closures to call.
+    /// A trailing closure is `onReady`: `ObjectUser(request: r, decoder: d) { object, origin in … }`.
     public init(
         request: ObjectRequest? = nil, decoder: Decoder, delivery: CallbackDelivery = .immediate,
-        onProgress: (@Sendable (LoadProgress) -> Void)? = nil,
+        onReady: (@Sendable (Decoder.Object, DataOrigin) -> Void)? = nil,
         onFailure: (@Sendable (ManagedCacheError) -> Void)? = nil,
-        onReady: (@Sendable (Decoder.Object, DataOrigin) -> Void)? = nil
+        onProgress: (@Sendable (LoadProgress) -> Void)? = nil
     ) {
         self.objectDecoder = decoder
         self.callbackDelivery = delivery
-        self.state = Mutex(State(request: request))
+        self.state = Lock(State(request: request))
         self.onReady = onReady
         self.onFailure = onFailure
         self.onProgress = onProgress

@@ -93,3 +93,21 @@ import TestSupport
         #expect(loader.requestCount("raw") == 1)
     }
 }
+
+@Suite struct DeliveryThreadTests {
+    @Test func onlyTheManagedUserIsCalledSynchronously() async {
+        let loader = ScriptedDataLoader()
+        for path in ["ui", "next"] { loader.script(path, .held(firstChunk: Data(path.utf8), rest: Data())) }
+        let manager = makeScriptedManager(loader: loader, bufferSize: 1)
+        let uiUser = RecordingUser(request("ui"), decoder: BlobDecoder(), delivery: .mainQueue)
+        manager.manage(uiUser)
+        #expect(await waitUntil { loader.activeCount("ui") == 1 })
+        let other = RecordingUser(request("next"), decoder: BlobDecoder())
+        manager.manage(other)
+        #expect(manager.statistics.loadsCancelledByBuffer == 1)
+        // The UI user's cancellation goes through the main queue, not through this thread inside `manage`.
+        #expect(await waitUntil { uiUser.errors == [.cancelled(.loadingBufferOverflow)] })
+        #expect(!MainQueueMarker.isOnMainQueue)
+        #expect(uiUser.callbacksOnMainQueue == Array(repeating: true, count: uiUser.events.count))
+    }
+}

@@ -13,7 +13,7 @@ import TestSupport
         #expect(await waitUntil { user.objects.count == 1 })
         #expect(manager.memoryCache.totalCost == 300)
         let key = ObjectKey(dataKey: request("a").dataKey, variant: BlobDecoder().identifier)
-        #expect((manager.memoryCache.value(forKey: key) as? Blob) === user.objects[0])
+        #expect((manager.memoryCache.value(forKey: key)?.object as? Blob) === user.objects[0])
     }
 
     @Test func memoryCacheIsLRUByCountInsideTheManager() async {

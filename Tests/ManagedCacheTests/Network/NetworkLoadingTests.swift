@@ -45,7 +45,7 @@ import TestSupport
         // A body that looks like an image must not be cached as one.
         server.setRoute("/x.png", .status(status, body: fixtureBody("png", count: 2_000)))
         let directory = TemporaryDirectory()
-        let fileCache = SimpleFileCache(directory: directory.url)
+        let fileCache = try FileCache(directory: directory.url)
         let manager = makeNetworkManager(fileCache: fileCache)
         let user = RecordingUser(ObjectRequest(url: server.url("/x.png")), decoder: DataDecoder())
         manager.manage(user)
@@ -60,7 +60,7 @@ import TestSupport
         let server = try LoopbackServer()
         server.setRoute("/cut", .ok(fixtureBody("cut", count: 50_000)).behaving(.truncate(afterBodyBytes: 20_000, sendContentLength: true)))
         let directory = TemporaryDirectory()
-        let fileCache = SimpleFileCache(directory: directory.url)
+        let fileCache = try FileCache(directory: directory.url)
         let manager = makeNetworkManager(fileCache: fileCache)
         let user = RecordingUser(ObjectRequest(url: server.url("/cut")), decoder: DataDecoder())
         manager.manage(user)

@@ -1,0 +1,177 @@
+import Foundation
+
+/// A file cache for 100,000 entries and more: entries spread over 256 bucket directories, and
+/// limits enforced a tenth of the cache at a time, so no operation's cost grows with the cache.
+///
+/// Choose it over `FileCache` when the cache holds so many files that one directory, a global
+/// eviction order or a trim over everything would cost too much. It keeps every guarantee of
+/// `FileCache` (nothing partial visible, integrity, safe names, crash safety, sharing, surviving
+/// disk failures); what differs is eviction:
+///
+/// - **A pass works on one tenth.** Each trim pass takes the next slice of about 26 buckets (the
+///   slices rotate; the rotation belongs to the instance). It deletes the slice's expired entries
+///   and, when the cache is over a limit, the slice's least recently used entries in proportion,
+///   so that after a full rotation the cache would be at 90 % of its limit. A pass costs
+///   in-memory work on its slice plus one unlink per file it deletes, whatever the cache's size.
+/// - **Still always within limits.** A commit that puts the cache over a limit runs passes on
+///   successive slices until it is within them again (at most one rotation); since each pass
+///   brings a little headroom, most commits run no pass at all. Expired entries are deleted at
+///   every commit from an expiry queue (cost proportional to what expired), never returned.
+/// - **LRU within a slice.** Eviction order is least recently used among the slice's entries,
+///   not over the whole cache.
+///
+/// Costs: opening reads the index journal and nothing else (no directory listing, no stat),
+/// unless the previous session crashed; then the open lists the bucket directories and stats
+/// the indexed files once to reconcile them.
+///
+/// `removeAll` leaves a working cache (it moves `ready/` aside in one rename, recreates it and
+/// deletes the old tree); bucket directories are created as they are needed.
+public final class BigFileCache: FileCaching {
+    /// The limits of a `BigFileCache`. Each is optional; `nil` (the default) means unlimited.
+    public struct Configuration: Sendable, Hashable {
+        /// The most bytes of entry data to keep. Default: unlimited.
+        public var byteLimit: Int?
+        /// The most entries to keep. Default: unlimited.
+        public var countLimit: Int?
+        /// How long an entry stays valid after its commit, unless its metadata has an
+        /// `expirationDate` (which then decides). Default: forever.
+        public var maximumAge: TimeInterval?
+
+        /// Creates a configuration; every limit defaults to unlimited.
+        public init(byteLimit: Int? = nil, countLimit: Int? = nil, maximumAge: TimeInterval? = nil) {
+            self.byteLimit = byteLimit
+            self.countLimit = countLimit
+            self.maximumAge = maximumAge
+        }
+    }
+
+    /// What one trim pass did.
+    public struct TrimPassReport: Sendable, Hashable {
+        /// Which tenth of the buckets the pass worked on (0 to 9).
+        public var slice: Int
+        /// How many bucket directories the slice covers (25 or 26 of 256).
+        public var bucketsVisited: Int
+        /// Entries in the slice when the pass started.
+        public var entriesInSlice: Int
+        /// Entries the pass looked at (the slice's entries when some can expire, plus eviction candidates).
+        public var entriesExamined: Int
+        /// Entries the pass deleted.
+        public var entriesRemoved: Int
+        /// Bytes the pass deleted.
+        public var bytesRemoved: Int
+
+        /// Creates a report.
+        public init(slice: Int, bucketsVisited: Int, entriesInSlice: Int, entriesExamined: Int,
+                    entriesRemoved: Int, bytesRemoved: Int) {
+            self.slice = slice
+            self.bucketsVisited = bucketsVisited
+            self.entriesInSlice = entriesInSlice
+            self.entriesExamined = entriesExamined
+            self.entriesRemoved = entriesRemoved
+            self.bytesRemoved = bytesRemoved
+        }
+    }
+
+    /// The number of bucket directories under `ready/`.
+    public static let bucketCount = 256
+    /// The number of passes in which every bucket is visited once.
+    public static let passesPerRotation = 10
+
+    /// The cache's root directory.
+    public let directory: URL
+    /// The limits it enforces.
+    public let configuration: Configuration
+    let store: CacheStore
+
+    /// Opens the cache in `directory`, creating it (and missing parents) if needed. Throws
+    /// `FileCacheError.io` when the directory cannot be created or holds a `FileCache`.
+    public convenience init(directory: URL, configuration: Configuration = Configuration()) throws {
+        try self.init(directory: directory, configuration: configuration, clock: { Date() })
+    }
+
+    /// Opens the cache with a custom clock for expiry (tests).
+    init(directory: URL, configuration: Configuration, clock: @escaping @Sendable () -> Date) throws {
+        self.directory = directory
+        self.configuration = configuration
+        store = try CacheStore(
+            directory: directory, kind: .bucketed,
+            limits: CacheLimits(byteLimit: configuration.byteLimit, countLimit: configuration.countLimit,
+                                maximumAge: configuration.maximumAge),
+            clock: clock)
+    }
+
+    /// The complete, unexpired entry for `key`, or nil; a hit makes it the most recently used in
+    /// its bucket. Also returns nil while the cache directory is unusable.
+    public func entry(forKey key: String) -> FileCacheEntry? {
+        store.entry(forKey: key)
+    }
+
+    /// The entry's bytes, checked against its size and CRC-32; see `FileCache.readData(for:)`.
+    public func readData(for entry: FileCacheEntry) throws -> Data {
+        try store.readData(for: entry)
+    }
+
+    /// Checks the entry's file against its checksum without keeping the bytes; see `FileCache.verify(_:)`.
+    public func verify(_ entry: FileCacheEntry) throws {
+        try store.verify(entry)
+    }
+
+    /// Starts an invisible entry for `key` that a download streams into.
+    public func makeWriter(forKey key: String) throws -> any FileCacheWriter {
+        try store.makeWriter(forKey: key)
+    }
+
+    /// Stores `data` under `key` in one step, replacing any previous entry.
+    @discardableResult
+    public func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata = FileCacheMetadata()) throws -> FileCacheEntry {
+        try store.store(data, forKey: key, metadata: metadata)
+    }
+
+    /// Replaces the metadata of `key`'s entry; does nothing when the key has no entry.
+    public func updateMetadata(_ metadata: FileCacheMetadata, forKey key: String) throws {
+        try store.updateMetadata(metadata, forKey: key)
+    }
+
+    /// Removes `key`'s entry, if any.
+    public func removeEntry(forKey key: String) {
+        store.removeEntry(forKey: key)
+    }
+
+    /// Removes every entry; the cache stays usable.
+    public func removeAll() {
+        store.removeAll()
+    }
+
+    /// Runs one pass on the next slice, then more while the cache is over a limit (at most one
+    /// rotation), and writes pending recency to the index.
+    public func trim() {
+        store.trim()
+    }
+
+    /// Runs exactly one pass on the next tenth of the buckets and reports what it did; nil when
+    /// the disk is unusable.
+    @discardableResult
+    public func trimPass() -> TrimPassReport? {
+        store.trimPass()
+    }
+
+    /// The number of entries and their total size, from memory.
+    public var statistics: FileCacheStatistics {
+        store.statistics
+    }
+
+    /// Up to `limit` entries, most recently used first, without counting as a use (for preloading).
+    public func entriesByRecency(limit: Int) -> [FileCacheEntry] {
+        store.entriesByRecency(limit: limit)
+    }
+
+    /// Up to `limit` entries whose last use was in the previous session, most recently used first.
+    public func entriesUsedInPreviousSession(limit: Int) -> [FileCacheEntry] {
+        store.entriesUsedInPreviousSession(limit: limit)
+    }
+
+    /// Writes pending recency to the index now.
+    public func flush() throws {
+        try store.flush()
+    }
+}

@@ -1,0 +1,284 @@
+import Foundation
+
+/// A cache key compared and hashed by its UTF-8 bytes.
+///
+/// Swift's `String` equality treats canonically equivalent strings (a precomposed "é" and "e"
+/// followed by a combining accent) as equal. Cache keys are URLs and oids whose bytes are what
+/// a server sees, so two such keys are two entries: comparing bytes keeps them apart.
+struct IndexKey: Hashable {
+    let string: String
+
+    init(_ string: String) { self.string = string }
+
+    static func == (lhs: IndexKey, rhs: IndexKey) -> Bool {
+        let fast = lhs.string.utf8.withContiguousStorageIfAvailable { left in
+            rhs.string.utf8.withContiguousStorageIfAvailable { right in
+                left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+            }
+        }
+        if let fast, let result = fast { return result }
+        return lhs.string.utf8.elementsEqual(rhs.string.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        // Both paths feed the same bytes in one `combine(bytes:)`, so equal keys hash equally
+        // whether or not their storage is contiguous.
+        let done: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if done == nil {
+            Array(string.utf8).withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+}
+
+/// One entry in the in-memory index.
+struct IndexSlot {
+    var record: EntryRecord
+    /// When the entry expires (seconds since the reference date), `.infinity` for never.
+    var expires: Double
+    /// Global use order: higher is more recent. Assigned in replay order, so it survives reopening.
+    var useSequence: UInt64
+    var bucket: Int32
+    /// Neighbours in the bucket's LRU list (towards more recent / less recent), -1 for none.
+    var newer: Int32
+    var older: Int32
+    /// The encoded size of the entry's `add` record.
+    var recordBytes: Int32
+    var live: Bool
+    /// A hit not yet written to the journal.
+    var touchPending: Bool
+}
+
+/// The LRU list and totals of one bucket.
+struct BucketList {
+    var newest: Int32 = -1
+    var oldest: Int32 = -1
+    var count = 0
+    var bytes = 0
+}
+
+/// The in-memory index of a cache: entries by key, an LRU list per bucket, totals, and an
+/// expiry heap. Plain data, guarded by `CacheStore`'s mutex; nothing here does I/O.
+///
+/// Slots live in one array and are linked by index, so a hit moves no memory and allocates nothing.
+struct CacheIndex {
+    private(set) var slots: [IndexSlot] = []
+    private var freeSlots: [Int32] = []
+    private var positions: [IndexKey: Int32] = [:]
+    private(set) var buckets: [BucketList]
+    private(set) var count = 0
+    private(set) var totalBytes = 0
+    /// The sum of the live entries' `add` record sizes: about what a compacted journal holds.
+    private(set) var recordBytes = 0
+    /// How many live entries have a finite expiry.
+    private(set) var expiringCount = 0
+    private var useCounter: UInt64 = 0
+    private var expiries = MinHeap<ExpiryItem>()
+    /// Per slot, the file's stamp when its checksum last matched in this process (see
+    /// `CacheStore.readData`). Beside the slots rather than in them: few entries are read per
+    /// session, and smaller slots make opening a large cache faster.
+    private var verifiedStamps: [Int32: FileStamp] = [:]
+    let maximumAge: Double?
+
+    init(bucketCount: Int, maximumAge: TimeInterval?) {
+        buckets = Array(repeating: BucketList(), count: bucketCount)
+        self.maximumAge = maximumAge
+    }
+
+    /// Prepares for `capacity` entries (at open, from the journal's size).
+    mutating func reserve(_ capacity: Int) {
+        slots.reserveCapacity(capacity)
+        positions.reserveCapacity(capacity)
+    }
+
+    subscript(_ slot: Int32) -> IndexSlot { slots[Int(slot)] }
+
+    /// The slot of `key`, or nil.
+    func find(_ key: String) -> Int32? {
+        positions[IndexKey(key)]
+    }
+
+    /// When an entry committed at `created` with `metadata` expires: its own expiration date,
+    /// else `created + maximumAge`, else never.
+    func expiry(created: Double, metadata: FileCacheMetadata) -> Double {
+        if let date = metadata.expirationDate { return date.timeIntervalSinceReferenceDate }
+        if let maximumAge { return created + maximumAge }
+        return .infinity
+    }
+
+    /// Inserts `record` as the most recent entry, replacing any entry of the same key (returned).
+    @discardableResult
+    mutating func insert(_ record: EntryRecord, bucket: Int, recordBytes size: Int) -> (slot: Int32, replaced: IndexSlot?) {
+        let expires = expiry(created: record.created, metadata: record.metadata)
+        useCounter += 1
+        let slotValue = IndexSlot(record: record, expires: expires, useSequence: useCounter, bucket: Int32(bucket),
+                                  newer: -1, older: -1, recordBytes: Int32(clamping: size), live: true,
+                                  touchPending: false)
+        let slot: Int32
+        if let reused = freeSlots.popLast() {
+            slot = reused
+            slots[Int(slot)] = slotValue
+        } else {
+            slot = Int32(slots.count)
+            slots.append(slotValue)
+        }
+        // One hash of the key for both the lookup of a previous version and the insertion.
+        var replaced: IndexSlot?
+        if let previous = positions.updateValue(slot, forKey: IndexKey(record.key)) {
+            replaced = remove(previous, keepingPosition: true)
+        }
+        linkNewest(slot)
+        count += 1
+        totalBytes += record.size
+        recordBytes += size
+        buckets[bucket].count += 1
+        buckets[bucket].bytes += record.size
+        if expires.isFinite {
+            expiringCount += 1
+            expiries.push(ExpiryItem(expires: expires, slot: slot, version: record.id.version))
+        }
+        return (slot, replaced)
+    }
+
+    /// Removes the entry in `slot` and returns what it held.
+    @discardableResult
+    mutating func remove(_ slot: Int32) -> IndexSlot {
+        remove(slot, keepingPosition: false)
+    }
+
+    /// Removes the entry in `slot`; `keepingPosition` when its key already maps to its successor.
+    private mutating func remove(_ slot: Int32, keepingPosition: Bool) -> IndexSlot {
+        let removed = slots[Int(slot)]
+        precondition(removed.live, "removing a free index slot")
+        unlink(slot)
+        if !keepingPosition { positions[IndexKey(removed.record.key)] = nil }
+        slots[Int(slot)].live = false
+        slots[Int(slot)].touchPending = false
+        verifiedStamps[slot] = nil
+        slots[Int(slot)].record.metadata = FileCacheMetadata()
+        freeSlots.append(slot)
+        count -= 1
+        totalBytes -= removed.record.size
+        recordBytes -= Int(removed.recordBytes)
+        buckets[Int(removed.bucket)].count -= 1
+        buckets[Int(removed.bucket)].bytes -= removed.record.size
+        if removed.expires.isFinite { expiringCount -= 1 }
+        if expiries.count > 2 * count + 64 { rebuildExpiries() }
+        return removed
+    }
+
+    /// Makes the entry the most recent one, last used in `session`.
+    mutating func touch(_ slot: Int32, session: UInt32) {
+        unlink(slot)
+        useCounter += 1
+        slots[Int(slot)].useSequence = useCounter
+        slots[Int(slot)].record.session = session
+        linkNewest(slot)
+    }
+
+    /// Replaces the entry's metadata (and with it its expiry).
+    mutating func replaceMetadata(_ slot: Int32, with metadata: FileCacheMetadata) {
+        let old = slots[Int(slot)]
+        var record = old.record
+        record.metadata = metadata
+        let expires = expiry(created: record.created, metadata: metadata)
+        slots[Int(slot)].record = record
+        slots[Int(slot)].expires = expires
+        let size = JournalEncoder.addRecordSize(record)
+        recordBytes += size - Int(old.recordBytes)
+        slots[Int(slot)].recordBytes = Int32(clamping: size)
+        expiringCount += (expires.isFinite ? 1 : 0) - (old.expires.isFinite ? 1 : 0)
+        if expires.isFinite {
+            expiries.push(ExpiryItem(expires: expires, slot: slot, version: record.id.version))
+        }
+    }
+
+    mutating func setTouchPending(_ slot: Int32, _ pending: Bool) {
+        slots[Int(slot)].touchPending = pending
+    }
+
+    mutating func setVerifiedStamp(_ slot: Int32, _ stamp: FileStamp?) {
+        verifiedStamps[slot] = stamp
+    }
+
+    /// The stamp of the entry's file when its checksum last matched in this process, or nil.
+    func verifiedStamp(_ slot: Int32) -> FileStamp? {
+        verifiedStamps[slot]
+    }
+
+    /// The slot of the next entry expired at `now` from the expiry heap, or nil.
+    mutating func popExpired(now: Double) -> Int32? {
+        while let first = expiries.minimum, first.expires <= now {
+            expiries.popMinimum()
+            let slot = slots[Int(first.slot)]
+            if slot.live && slot.record.id.version == first.version && slot.expires == first.expires {
+                return first.slot
+            }
+        }
+        return nil
+    }
+
+    /// Queues the entry's expiry again (after `popExpired` returned an entry that had to stay).
+    mutating func requeueExpiry(_ slot: Int32) {
+        let entry = slots[Int(slot)]
+        guard entry.live, entry.expires.isFinite else { return }
+        expiries.push(ExpiryItem(expires: entry.expires, slot: slot, version: entry.record.id.version))
+    }
+
+    /// The least recently used entry of `bucket`, or -1.
+    func oldest(inBucket bucket: Int) -> Int32 { buckets[bucket].oldest }
+
+    /// The most recently used entry of `bucket`, or -1.
+    func newest(inBucket bucket: Int) -> Int32 { buckets[bucket].newest }
+
+    /// Every live slot, most recently used first.
+    func slotsByRecency() -> [Int32] {
+        if buckets.count == 1 {
+            var result: [Int32] = []
+            result.reserveCapacity(count)
+            var slot = buckets[0].newest
+            while slot >= 0 {
+                result.append(slot)
+                slot = slots[Int(slot)].older
+            }
+            return result
+        }
+        var result: [Int32] = []
+        result.reserveCapacity(count)
+        for (index, slot) in slots.enumerated() where slot.live { result.append(Int32(index)) }
+        result.sort { slots[Int($0)].useSequence > slots[Int($1)].useSequence }
+        return result
+    }
+
+    /// Forgets every entry.
+    mutating func removeAll() {
+        self = CacheIndex(bucketCount: buckets.count, maximumAge: maximumAge)
+    }
+
+    private mutating func rebuildExpiries() {
+        var items: [ExpiryItem] = []
+        items.reserveCapacity(expiringCount)
+        for (index, slot) in slots.enumerated() where slot.live && slot.expires.isFinite {
+            items.append(ExpiryItem(expires: slot.expires, slot: Int32(index), version: slot.record.id.version))
+        }
+        expiries = MinHeap(items)
+    }
+
+    private mutating func linkNewest(_ slot: Int32) {
+        let bucket = Int(slots[Int(slot)].bucket)
+        let head = buckets[bucket].newest
+        slots[Int(slot)].newer = -1
+        slots[Int(slot)].older = head
+        if head >= 0 { slots[Int(head)].newer = slot } else { buckets[bucket].oldest = slot }
+        buckets[bucket].newest = slot
+    }
+
+    private mutating func unlink(_ slot: Int32) {
+        let bucket = Int(slots[Int(slot)].bucket)
+        let newer = slots[Int(slot)].newer
+        let older = slots[Int(slot)].older
+        if newer >= 0 { slots[Int(newer)].older = older } else { buckets[bucket].newest = older }
+        if older >= 0 { slots[Int(older)].newer = newer } else { buckets[bucket].oldest = newer }
+        slots[Int(slot)].newer = -1
+        slots[Int(slot)].older = -1
+    }
+}

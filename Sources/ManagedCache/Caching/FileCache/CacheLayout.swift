@@ -1,0 +1,79 @@
+/// Where everything of one cache lives on disk.
+///
+/// ```
+/// root/
+///   journal         the index: an append-only log of records, replaced atomically when compacted
+///   lock            flock target: journal appends, compaction and promotions into ready/ hold it
+///   session.lock    every open instance holds it shared; holding it exclusively means "alone"
+///   dirty           exists from an open until the last instance closes cleanly
+///   loading/        in-progress writes, <pid>-<counter>-<random>.part
+///   ready/          complete entries only: <digest>-<version> (single layout)
+///   ready/00 … ff/  complete entries spread over 256 buckets (bucketed layout)
+///   ready.trash-*   what removeAll moved aside and is deleting
+/// ```
+struct CacheLayout: Sendable {
+    /// How entry files are arranged under `ready/`.
+    enum Kind: UInt8, Sendable {
+        /// All entries directly in `ready/` (`FileCache`).
+        case single = 1
+        /// Entries in 256 bucket directories `ready/00` … `ready/ff` (`BigFileCache`).
+        case bucketed = 2
+    }
+
+    let kind: Kind
+    let root: String
+    let ready: String
+    let loading: String
+    let journal: String
+    let journalLock: String
+    let sessionLock: String
+    let dirtyMarker: String
+    /// Bucket directory paths (one, `ready` itself, for the single layout).
+    let bucketDirectories: [String]
+
+    init(root: String, kind: Kind) {
+        var root = root
+        while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
+        self.kind = kind
+        self.root = root
+        let ready = root + "/ready"
+        self.ready = ready
+        loading = root + "/loading"
+        journal = root + "/journal"
+        journalLock = root + "/lock"
+        sessionLock = root + "/session.lock"
+        dirtyMarker = root + "/dirty"
+        switch kind {
+        case .single: bucketDirectories = [ready]
+        case .bucketed: bucketDirectories = (0..<256).map { ready + "/" + FileNames.bucketName($0) }
+        }
+    }
+
+    /// 1 or 256.
+    var bucketCount: Int { bucketDirectories.count }
+
+    /// The bucket an entry's file lives in.
+    func bucket(of id: FileID) -> Int { id.bucket(of: bucketCount) }
+
+    /// The full path of an entry's file.
+    func path(for id: FileID) -> String {
+        bucketDirectories[bucket(of: id)] + "/" + id.fileName
+    }
+
+    /// A new path in `loading/` for an in-progress write.
+    func newTemporaryPath() -> String {
+        loading + "/" + FileNames.temporaryName()
+    }
+
+    /// Creates the root, `loading/` and `ready/` (bucket directories are created when first
+    /// needed). Returns 0 or the `errno` of the failing step (`ENOTDIR` when the root is a file).
+    func makeDirectories() -> Int32 {
+        let rootResult = Posix.makeDirectories(root)
+        if rootResult != 0 { return rootResult }
+        let loadingResult = Posix.makeDirectory(loading)
+        if loadingResult != 0 { return loadingResult }
+        let readyResult = Posix.makeDirectory(ready)
+        if readyResult != 0 { return readyResult }
+        return Posix.requireDirectory(ready)
+    }
+}

@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One instance's open descriptor on the journal, and how much of it the instance has applied.
+///
+/// Appends are made with the journal lock held and after catching up, so the instance's applied
+/// offset is the end of the file when it writes; a failed or short append is truncated away at
+/// once, so a disk-full error cannot leave a torn frame in front of later records. Compaction
+/// writes a complete new journal to a temporary file, `fsync`s it and renames it over the old one:
+/// other instances notice that the path names another inode and reload.
+struct JournalFile {
+    /// How the journal's path relates to the file this instance has open.
+    enum PathState {
+        /// The path still names the open file.
+        case same
+        /// The path names another file: the journal was compacted or rewritten by another instance.
+        case replaced
+        /// Nothing is at the path: the cache directory was removed.
+        case missing
+    }
+
+    private(set) var descriptor: Int32
+    private var device: UInt64
+    private var inode: UInt64
+    /// Everything before this offset has been applied to the in-memory index.
+    private(set) var appliedOffset = 0
+
+    private init(descriptor: Int32, info: stat) {
+        self.descriptor = descriptor
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
+    }
+
+    /// Opens the existing journal at `path`; nil with `errno` when there is none or it cannot be opened.
+    static func openExisting(_ path: String) -> (journal: JournalFile?, errno: Int32) {
+        let fd = Posix.openFile(path, O_RDWR | O_APPEND)
+        guard fd >= 0 else { return (nil, -fd) }
+        guard let info = Posix.status(of: fd) else {
+            let error = errno
+            Posix.closeFile(fd)
+            return (nil, error)
+        }
+        return (JournalFile(descriptor: fd, info: info), 0)
+    }
+
+    /// Writes `contents` as the complete new journal at `path`, atomically: temporary file,
+    /// `fsync`, `rename`. The `fsync` is one of the two places the caches flush to disk: without
+    /// it a power failure right after the rename could leave an empty journal in place of the
+    /// index (process crashes do not need it; the kernel keeps the written pages).
+    static func writeNew(_ contents: [UInt8], at path: String) -> (journal: JournalFile?, errno: Int32) {
+        let temporary = path + ".tmp-" + FileNames.uniqueSuffix()
+        let fd = Posix.openFile(temporary, O_RDWR | O_APPEND | O_CREAT | O_EXCL)
+        guard fd >= 0 else { return (nil, -fd) }
+        var error = contents.withUnsafeBytes { Posix.writeAll(fd, $0) }
+        if error == 0 { error = Posix.synchronize(fd) }
+        if error == 0 { error = Posix.renameItem(temporary, path) }
+        guard error == 0, let info = Posix.status(of: fd) else {
+            if error == 0 { error = errno }
+            Posix.closeFile(fd)
+            Posix.unlinkItem(temporary)
+            return (nil, error)
+        }
+        var journal = JournalFile(descriptor: fd, info: info)
+        journal.appliedOffset = contents.count
+        return (journal, 0)
+    }
+
+    /// Whether the path still names this file.
+    func pathState(_ path: String) -> PathState {
+        guard let info = Posix.status(path) else { return .missing }
+        let same = UInt64(truncatingIfNeeded: info.st_dev) == device && UInt64(truncatingIfNeeded: info.st_ino) == inode
+        return same ? .same : .replaced
+    }
+
+    /// The file's current size, or nil.
+    var size: Int? {
+        Posix.status(of: descriptor).map { Int($0.st_size) }
+    }
+
+    /// Whether another instance appended to or replaced the journal since this one last caught up.
+    /// Two cheap system calls, no lock: used before deciding a lookup is a miss.
+    func mayHaveNews(_ path: String) -> Bool {
+        size != appliedOffset || pathState(path) != .same
+    }
+
+    /// The bytes after the applied offset (everything when `fromStart`), or nil with `errno`.
+    func readUnapplied(fromStart: Bool = false) -> (bytes: [UInt8]?, errno: Int32) {
+        guard let end = size else { return (nil, errno) }
+        let start = fromStart ? 0 : appliedOffset
+        guard end > start else { return ([], 0) }
+        var error: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: end - start) { buffer, count in
+            let got = Posix.readFully(descriptor, into: buffer.baseAddress!, count: end - start, at: start)
+            if got < 0 { error = Int32(-got); count = 0 } else { count = got }
+        }
+        return error == 0 ? (bytes, 0) : (nil, error)
+    }
+
+    /// Calls `body` with the whole journal mapped into memory (read-only), or returns nil with
+    /// `errno`. Replaying a large index this way skips copying it and zero-filling a buffer for
+    /// it. The caller holds the journal lock, so no other instance truncates the file meanwhile.
+    func withWholeContents<T>(_ body: (UnsafeRawBufferPointer) -> T) -> (result: T?, errno: Int32) {
+        guard let end = size else { return (nil, errno) }
+        guard end > 0 else { return (body(UnsafeRawBufferPointer(start: nil, count: 0)), 0) }
+        guard let mapping = mmap(nil, end, PROT_READ, MAP_PRIVATE, descriptor, 0), mapping != MAP_FAILED else {
+            // Fall back to reading (file systems that cannot map).
+            let (bytes, error) = readUnapplied(fromStart: true)
+            guard let bytes else { return (nil, error) }
+            return (bytes.withUnsafeBytes(body), 0)
+        }
+        defer { munmap(mapping, end) }
+        return (body(UnsafeRawBufferPointer(start: mapping, count: end)), 0)
+    }
+
+    /// Records that `count` more bytes (from the applied offset, or from the start) were applied.
+    mutating func markApplied(_ count: Int, fromStart: Bool = false) {
+        appliedOffset = (fromStart ? 0 : appliedOffset) + count
+    }
+
+    /// Appends frames at the end of the journal; on failure truncates back to where it was and
+    /// returns the `errno`. The caller holds the journal lock and has caught up.
+    mutating func append(_ bytes: [UInt8]) -> Int32 {
+        guard !bytes.isEmpty else { return 0 }
+        let error = bytes.withUnsafeBytes { Posix.writeAll(descriptor, $0) }
+        if error != 0 {
+            _ = Posix.truncate(descriptor, to: appliedOffset)
+            return error
+        }
+        appliedOffset += bytes.count
+        return 0
+    }
+
+    /// Flushes the journal to disk (at the last clean close, before the dirty marker goes).
+    func synchronize() {
+        Posix.synchronize(descriptor)
+    }
+
+    /// Closes the descriptor.
+    mutating func close() {
+        Posix.closeFile(descriptor)
+        descriptor = -1
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+
+/// Lookups, commits, removals and metadata updates on the locked state.
+extension StoreState {
+    /// How many hits are kept in memory before they are written to the journal as one batch.
+    static let touchFlushThreshold = 256
+
+    /// The entry for `key` if present and unexpired, recording the hit. On a miss, first picks
+    /// up what other instances appended to the journal (two system calls when there is nothing new).
+    mutating func _lookup(_ key: String, now: Double) -> EntryRecord? {
+        if degraded {
+            do { try _recover() } catch { return nil }
+        }
+        var found = index.find(key)
+        if found == nil, let journal, journal.mayHaveNews(layout.journal) {
+            _lockJournal()
+            try? _catchUp()
+            _unlockJournal()
+            found = index.find(key)
+        }
+        guard let slot = found else { return nil }
+        if index[slot].expires <= now {
+            _remove(key: key, version: index[slot].record.id.version)
+            return nil
+        }
+        // Recency lives in memory; the journal learns of hits in batches (see touchFlushThreshold).
+        index.touch(slot, session: currentSession)
+        if !index[slot].touchPending {
+            index.setTouchPending(slot, true)
+            pendingTouches.append(slot)
+        }
+        let record = index[slot].record
+        if pendingTouches.count >= Self.touchFlushThreshold { try? _flushTouches() }
+        return record
+    }
+
+    /// The current record of `key` without counting a use, or nil.
+    func _peek(_ key: String) -> (record: EntryRecord, stamp: FileStamp?)? {
+        guard let slot = index.find(key) else { return nil }
+        return (index[slot].record, index.verifiedStamp(slot))
+    }
+
+    /// Remembers that the file of `key` at `version` matched its checksum with this stamp.
+    mutating func _noteVerified(key: String, version: UInt64, stamp: FileStamp) {
+        if let slot = index.find(key), index[slot].record.id.version == version {
+            index.setVerifiedStamp(slot, stamp)
+        }
+    }
+
+    /// Makes a finished write visible: renames it from `loading/` into `ready/` and journals it,
+    /// both while holding the journal lock (so a reconciling instance never sees the file without
+    /// its record), then enforces the limits. The previous version's file, if any, is deleted
+    /// after the mutex is released. The caller deletes the temporary file when this throws.
+    mutating func _commit(temporaryPath: String, record: EntryRecord, now: Double) throws(FileCacheError) -> EntryRecord {
+        try _ensureUsable()
+        _lockJournal()
+        defer { _unlockJournal() }
+        try _catchUp()
+        let destination = layout.path(for: record.id)
+        var error = Posix.renameItem(temporaryPath, destination)
+        if error == ENOENT {
+            // Bucket directories are created on first use (and again after removeAll).
+            let bucketDirectory = layout.bucketDirectories[layout.bucket(of: record.id)]
+            if Posix.makeDirectory(layout.ready) == 0 && Posix.makeDirectory(bucketDirectory) == 0 {
+                error = Posix.renameItem(temporaryPath, destination)
+            }
+        }
+        guard error == 0 else {
+            degraded = true
+            throw .io(operation: "promote entry into ready/", errno: error)
+        }
+        var record = record
+        record.session = currentSession
+        if let previous = index.find(record.key), index[previous].record.created >= record.created {
+            // Commit times identify versions for readers (see CacheStore.currentRecord): keep them increasing.
+            record.created = index[previous].record.created.nextUp
+        }
+        var encoder = JournalEncoder()
+        _encodePendingTouches(into: &encoder)
+        let before = encoder.bytes.count
+        encoder.append(.add(record))
+        let recordBytes = encoder.bytes.count - before
+        do {
+            try _append(encoder)
+        } catch {
+            // Not journaled, so not committed: take the file back out of ready/.
+            Posix.unlinkItem(destination)
+            throw error
+        }
+        let (slot, replaced) = index.insert(record, bucket: layout.bucket(of: record.id), recordBytes: recordBytes)
+        if let replaced { pendingUnlinks.append(layout.path(for: replaced.record.id)) }
+        _enforceLimits(now: now, protecting: slot)
+        if _journalNeedsCompaction { try? _compact() }
+        return record
+    }
+
+    /// Removes the entry of `key` (only at `version` when given): the journal first, then the file,
+    /// so a crash in between leaves an orphan file (deleted by the next reconcile), never a record
+    /// without its file. When the journal refuses the write the file is kept (the entry comes back
+    /// at the next open, intact) unless `force` (a corrupted file must go either way).
+    mutating func _remove(key: String, version: UInt64?, force: Bool = false) {
+        _lockJournal()
+        defer { _unlockJournal() }
+        try? _catchUp()
+        guard let slot = index.find(key), version == nil || index[slot].record.id.version == version else { return }
+        var encoder = JournalEncoder()
+        var paths: [String] = []
+        _evict(slot, into: &encoder, paths: &paths)
+        _finishEviction(encoder, paths, force: force)
+    }
+
+    /// Takes `slot` out of the index, adding its `remove` record and file path to the batch.
+    mutating func _evict(_ slot: Int32, into encoder: inout JournalEncoder, paths: inout [String]) {
+        let record = index[slot].record
+        encoder.append(.remove(key: record.key, version: record.id.version))
+        paths.append(layout.path(for: record.id))
+        index.remove(slot)
+    }
+
+    /// Journals a batch of removals and queues their files for deletion.
+    mutating func _finishEviction(_ encoder: JournalEncoder, _ paths: [String], force: Bool = false) {
+        guard !paths.isEmpty else { return }
+        let journaled = (try? _append(encoder)) != nil
+        if journaled || force { pendingUnlinks.append(contentsOf: paths) }
+    }
+
+    /// Replaces the metadata of `key`'s entry; does nothing when there is none.
+    mutating func _updateMetadata(_ metadata: FileCacheMetadata, forKey key: String) throws(FileCacheError) {
+        try _ensureUsable()
+        _lockJournal()
+        defer { _unlockJournal() }
+        try _catchUp()
+        guard let slot = index.find(key) else { return }
+        var encoder = JournalEncoder()
+        encoder.append(.metadata(key: key, version: index[slot].record.id.version, metadata: metadata))
+        try _append(encoder)
+        index.replaceMetadata(slot, with: metadata)
+    }
+
+    /// Empties the cache and leaves it working (HJCache's big cache deleted its bucket
+    /// directories and never recreated them): writes an empty journal, moves `ready/` aside in
+    /// one rename, recreates it, and queues the old tree for deletion after the mutex is released.
+    mutating func _removeAll() throws(FileCacheError) {
+        try _ensureUsable()
+        _lockJournal()
+        defer { _unlockJournal() }
+        index.removeAll()
+        pendingTouches.removeAll()
+        try _compact()
+        let trash = layout.root + "/ready.trash-" + FileNames.uniqueSuffix()
+        if Posix.renameItem(layout.ready, trash) == 0 {
+            pendingTreeRemovals.append(trash)
+        }
+        let made = Posix.makeDirectory(layout.ready)
+        guard made == 0 else {
+            degraded = true
+            throw .io(operation: "recreate ready/", errno: made)
+        }
+        // If the rename failed, whatever is still in ready/ is unindexed now: delete it.
+        _reconcile()
+    }
+
+    /// Live records, most recently used first.
+    func _recordsByRecency(limit: Int) -> [EntryRecord] {
+        index.slotsByRecency().prefix(max(0, limit)).map { index[$0].record }
+    }
+
+    /// The records last used in the most recent session before this one, most recent first.
+    func _recordsUsedInPreviousSession(limit: Int) -> [EntryRecord] {
+        var previous: UInt32 = 0
+        for slot in index.slots where slot.live && slot.record.session < currentSession {
+            previous = max(previous, slot.record.session)
+        }
+        guard previous > 0 else { return [] }
+        return index.slotsByRecency().lazy
+            .filter { index[$0].record.session == previous }
+            .prefix(max(0, limit))
+            .map { index[$0].record }
+    }
+}

@@ -1,0 +1,194 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reading, applying, appending to and compacting the journal. All of it with the journal lock held.
+extension StoreState {
+    /// Rebuilds the index from the whole journal. Returns whether the journal was damaged (a
+    /// torn or corrupt frame, or no valid header): the caller then repairs.
+    mutating func _replayWholeJournal() throws(FileCacheError) -> Bool {
+        guard let journal else { return true }
+        index.removeAll()
+        pendingTouches.removeAll()
+        var sawHeader = false
+        var foreignLayout = false
+        let (outcome, error) = journal.withWholeContents { raw in
+            // About one record per 80 bytes: reserving avoids rehashing 100,000 keys several times.
+            index.reserve(raw.count / 80)
+            return JournalDecoder.decode(raw) { record, size in
+                if !sawHeader {
+                    if case .header(let kind, _) = record {
+                        sawHeader = true
+                        foreignLayout = kind != layout.kind.rawValue
+                    }
+                    return
+                }
+                if !foreignLayout { _apply(record, size: size) }
+            }
+        }
+        guard let (consumed, damaged) = outcome else {
+            degraded = true
+            throw .io(operation: "read index journal", errno: error)
+        }
+        if foreignLayout {
+            index.removeAll()
+            degraded = true
+            throw .io(operation: "open: the directory holds a cache of another layout", errno: EINVAL)
+        }
+        self.journal?.markApplied(consumed, fromStart: true)
+        return damaged || !sawHeader
+    }
+
+    /// Applies one record of `size` bytes, framing included (while replaying or catching up).
+    mutating func _apply(_ record: JournalRecord, size: Int) {
+        switch record {
+        case .header:
+            break
+        case .add(let entry):
+            index.insert(entry, bucket: layout.bucket(of: entry.id), recordBytes: size)
+        case .remove(let key, let version):
+            if let slot = index.find(key), index[slot].record.id.version == version {
+                index.remove(slot)
+            }
+        case .touch(let key, let session):
+            if let slot = index.find(key) { index.touch(slot, session: session) }
+        case .metadata(let key, let version, let metadata):
+            if let slot = index.find(key), index[slot].record.id.version == version {
+                index.replaceMetadata(slot, with: metadata)
+            }
+        case .session(let session):
+            highestSession = max(highestSession, session)
+        }
+    }
+
+    /// Brings the index up to date with the journal: applies what other instances appended,
+    /// reloads after another instance compacted it, reopens everything when the directory was
+    /// removed and recreated, and repairs a damaged tail.
+    mutating func _catchUp() throws(FileCacheError) {
+        guard let journal else {
+            try _reattach()
+            return
+        }
+        switch journal.pathState(layout.journal) {
+        case .missing:
+            try _reattach()
+        case .replaced:
+            if _lockFileReplaced() {
+                try _reattach()
+            } else {
+                try _reload()
+            }
+        case .same:
+            guard journal.size != journal.appliedOffset else { return }
+            let (tail, error) = journal.readUnapplied()
+            guard let tail else {
+                degraded = true
+                throw .io(operation: "read index journal", errno: error)
+            }
+            let (consumed, damaged) = tail.withUnsafeBytes { raw in
+                JournalDecoder.decode(raw) { _apply($0, size: $1) }
+            }
+            self.journal?.markApplied(consumed)
+            if damaged {
+                // Appends are whole frames written under this lock, so a bad frame here is a
+                // torn write of a killed process or outside damage: rebuild the journal.
+                try _repair()
+            }
+        }
+    }
+
+    /// Whether `root/lock` now names a different file than the one this instance locks (the
+    /// directory was removed and recreated): then every descriptor must be reopened.
+    func _lockFileReplaced() -> Bool {
+        guard let onDisk = Posix.status(layout.journalLock), let open = Posix.status(of: journalLockDescriptor) else {
+            return true
+        }
+        return onDisk.st_ino != open.st_ino || onDisk.st_dev != open.st_dev
+    }
+
+    /// Reopens the journal another instance replaced and rebuilds the index from it.
+    mutating func _reload() throws(FileCacheError) {
+        let (reopened, error) = JournalFile.openExisting(layout.journal)
+        guard let reopened else {
+            if error == ENOENT {
+                try _reattach()
+                return
+            }
+            degraded = true
+            throw .io(operation: "reopen index journal", errno: error)
+        }
+        journal?.close()
+        journal = reopened
+        if try _replayWholeJournal() { try _repair() }
+    }
+
+    /// Reopens the cache after its directory or journal disappeared (see `_attach`).
+    mutating func _reattach() throws(FileCacheError) {
+        // The journal lock descriptor is about to be replaced: release the old lock first.
+        let depth = journalLockDepth
+        if depth > 0 && journalLockDescriptor >= 0 { _ = Posix.lockFile(journalLockDescriptor, LOCK_UN) }
+        journalLockDepth = 0
+        defer {
+            journalLockDepth = depth
+            if depth > 0 && journalLockDescriptor >= 0 { _ = Posix.lockFile(journalLockDescriptor, LOCK_EX) }
+        }
+        try _attach(initialOpen: false, now: nil)
+    }
+
+    /// Appends frames; on failure marks the cache degraded and throws.
+    mutating func _append(_ encoder: JournalEncoder) throws(FileCacheError) {
+        guard !encoder.isEmpty else { return }
+        guard journal != nil else {
+            degraded = true
+            throw .io(operation: "append to index journal", errno: ENOENT)
+        }
+        let error = journal!.append(encoder.bytes)
+        if error != 0 {
+            degraded = true
+            throw .io(operation: "append to index journal", errno: error)
+        }
+    }
+
+    /// Encodes the pending hits as `touch` records and clears them.
+    mutating func _encodePendingTouches(into encoder: inout JournalEncoder) {
+        for slot in pendingTouches where index[slot].live && index[slot].touchPending {
+            encoder.append(.touch(key: index[slot].record.key, session: index[slot].record.session))
+            index.setTouchPending(slot, false)
+        }
+        pendingTouches.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes the pending hits to the journal.
+    mutating func _flushTouches() throws(FileCacheError) {
+        guard !pendingTouches.isEmpty else { return }
+        _lockJournal()
+        defer { _unlockJournal() }
+        try _catchUp()
+        var encoder = JournalEncoder()
+        _encodePendingTouches(into: &encoder)
+        try _append(encoder)
+    }
+
+    /// Rewrites the journal as a header, the session count and one `add` record per live entry,
+    /// least recently used first (so replaying it restores the LRU order), and atomically
+    /// replaces the old one. Other instances notice the new inode and reload.
+    mutating func _compact() throws(FileCacheError) {
+        var encoder = JournalEncoder()
+        encoder.append(.header(layout: layout.kind.rawValue, generation: UInt64.random(in: 0...UInt64.max)))
+        encoder.append(.session(highestSession))
+        for slot in index.slotsByRecency().reversed() {
+            encoder.append(.add(index[slot].record))
+            index.setTouchPending(slot, false)
+        }
+        pendingTouches.removeAll()
+        let (written, error) = JournalFile.writeNew(encoder.bytes, at: layout.journal)
+        guard let written else {
+            degraded = true
+            throw .io(operation: "compact index journal", errno: error)
+        }
+        journal?.close()
+        journal = written
+    }
+}

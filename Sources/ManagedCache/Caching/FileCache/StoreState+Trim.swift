@@ -1,0 +1,166 @@
+/// Enforcing the limits: strict LRU for the single layout, a tenth of the buckets per pass for
+/// the bucketed one. Every method here runs with the journal lock held and the index caught up.
+extension StoreState {
+    /// A rotation: this many passes visit every bucket once.
+    static let passesPerRotation = 10
+    /// An over-limit cache is brought down to this fraction of the limit, so that the next
+    /// commits do not each need a pass.
+    static let lowWaterFraction = 0.9
+    /// How much of each slice an over-limit enforcement keeps.
+    struct SliceRatio {
+        var count: Double
+        var bytes: Double
+    }
+
+    /// Enforces the limits after a commit (the committed entry, `protecting`, is never evicted by
+    /// it: a cache may exceed a limit by at most the object just written) or at open. Both
+    /// layouts first delete every expired entry, taken from the expiry heap in O(expired · log n).
+    mutating func _enforceLimits(now: Double, protecting: Int32?) {
+        switch layout.kind {
+        case .single:
+            _enforceByRecency(now: now, protecting: protecting)
+        case .bucketed:
+            _ = _enforceBySlices(now: now, protecting: protecting)
+        }
+    }
+
+    /// Evicts the entries the expiry heap says are expired, except `protecting`.
+    mutating func _evictExpired(now: Double, protecting: Int32?, into encoder: inout JournalEncoder, paths: inout [String]) {
+        var protectedExpired = false
+        while let slot = index.popExpired(now: now) {
+            if slot == protecting {
+                protectedExpired = true
+            } else {
+                _evict(slot, into: &encoder, paths: &paths)
+            }
+        }
+        if protectedExpired, let protecting { index.requeueExpiry(protecting) }
+    }
+
+    /// `FileCache`: deletes every expired entry, then least recently used entries until the
+    /// cache is within its limits.
+    mutating func _enforceByRecency(now: Double, protecting: Int32?) {
+        var encoder = JournalEncoder()
+        var paths: [String] = []
+        _evictExpired(now: now, protecting: protecting, into: &encoder, paths: &paths)
+        while limits.exceeded(count: index.count, bytes: index.totalBytes) {
+            let oldest = index.oldest(inBucket: 0)
+            guard oldest >= 0, oldest != protecting else { break }
+            _evict(oldest, into: &encoder, paths: &paths)
+        }
+        _finishEviction(encoder, paths)
+    }
+
+    /// `BigFileCache` after a commit: deletes every expired entry, then, when over a limit,
+    /// passes over successive slices until the cache is within its limits (at most one rotation).
+    mutating func _enforceBySlices(now: Double, protecting: Int32?) -> [BigFileCache.TrimPassReport] {
+        var encoder = JournalEncoder()
+        var paths: [String] = []
+        _evictExpired(now: now, protecting: protecting, into: &encoder, paths: &paths)
+        _finishEviction(encoder, paths)
+        var reports: [BigFileCache.TrimPassReport] = []
+        if let ratio = _overLimitRatio() {
+            for _ in 0..<Self.passesPerRotation {
+                reports.append(_trimPass(now: now, ratio: ratio, protecting: protecting))
+                if !limits.exceeded(count: index.count, bytes: index.totalBytes) { break }
+            }
+        }
+        return reports
+    }
+
+    /// For an explicit trim of a `BigFileCache`: one pass, then more while over a limit.
+    mutating func _trimBySlices(now: Double) -> [BigFileCache.TrimPassReport] {
+        var reports = [_trimPass(now: now, ratio: _overLimitRatio(), protecting: nil)]
+        if let ratio = _overLimitRatio() {
+            for _ in 1..<Self.passesPerRotation {
+                reports.append(_trimPass(now: now, ratio: ratio, protecting: nil))
+                if !limits.exceeded(count: index.count, bytes: index.totalBytes) { break }
+            }
+        }
+        return reports
+    }
+
+    /// When over a limit, the fraction of every slice to keep so that, once every slice has had
+    /// its pass, the cache is at the low-water mark. Nil when within the limits.
+    func _overLimitRatio() -> SliceRatio? {
+        guard limits.exceeded(count: index.count, bytes: index.totalBytes) else { return nil }
+        var ratio = SliceRatio(count: 1, bytes: 1)
+        if let limit = limits.countLimit, index.count > limit {
+            ratio.count = Double(limit) * Self.lowWaterFraction / Double(index.count)
+        }
+        if let limit = limits.byteLimit, index.totalBytes > limit {
+            ratio.bytes = Double(limit) * Self.lowWaterFraction / Double(index.totalBytes)
+        }
+        return ratio
+    }
+
+    /// One pass over the next tenth of the buckets (the slices rotate; the cursor belongs to this
+    /// instance). Deletes the slice's expired entries (a scan of the slice, skipped when no entry
+    /// can expire) and, given a ratio, its least recently used entries (merging the slice's
+    /// bucket LRU lists) until it keeps that fraction of its entries and bytes. In-memory work is
+    /// O(slice); disk work is one journal write plus one unlink per deleted file.
+    mutating func _trimPass(now: Double, ratio: SliceRatio?, protecting: Int32?) -> BigFileCache.TrimPassReport {
+        let slice = sliceCursor
+        sliceCursor = (sliceCursor + 1) % Self.passesPerRotation
+        let bucketCount = layout.bucketCount
+        let buckets = (slice * bucketCount / Self.passesPerRotation)..<((slice + 1) * bucketCount / Self.passesPerRotation)
+        var sliceCount = 0
+        var sliceBytes = 0
+        for bucket in buckets {
+            sliceCount += index.buckets[bucket].count
+            sliceBytes += index.buckets[bucket].bytes
+        }
+        let entriesInSlice = sliceCount
+        let bytesInSlice = sliceBytes
+        var examined = 0
+        var removed = 0
+        var encoder = JournalEncoder()
+        var paths: [String] = []
+        if index.expiringCount > 0 {
+            for bucket in buckets {
+                var slot = index.oldest(inBucket: bucket)
+                while slot >= 0 {
+                    examined += 1
+                    let next = index[slot].newer
+                    if index[slot].expires <= now && slot != protecting {
+                        sliceCount -= 1
+                        sliceBytes -= index[slot].record.size
+                        removed += 1
+                        _evict(slot, into: &encoder, paths: &paths)
+                    }
+                    slot = next
+                }
+            }
+        }
+        if let ratio {
+            let keepCount = Int((Double(entriesInSlice) * ratio.count).rounded(.down))
+            let keepBytes = Int((Double(bytesInSlice) * ratio.bytes).rounded(.down))
+            var cursors = buckets.map { index.oldest(inBucket: $0) }
+            while sliceCount > keepCount || sliceBytes > keepBytes {
+                // The least recently used entry among the slice's bucket tails.
+                var best = -1
+                for position in cursors.indices {
+                    if cursors[position] >= 0 && cursors[position] == protecting {
+                        cursors[position] = index[cursors[position]].newer
+                    }
+                    let candidate = cursors[position]
+                    if candidate >= 0 && (best < 0 || index[candidate].useSequence < index[cursors[best]].useSequence) {
+                        best = position
+                    }
+                }
+                guard best >= 0 else { break }
+                let slot = cursors[best]
+                cursors[best] = index[slot].newer
+                examined += 1
+                sliceCount -= 1
+                sliceBytes -= index[slot].record.size
+                removed += 1
+                _evict(slot, into: &encoder, paths: &paths)
+            }
+        }
+        _finishEviction(encoder, paths)
+        return BigFileCache.TrimPassReport(
+            slice: slice, bucketsVisited: buckets.count, entriesInSlice: entriesInSlice,
+            entriesExamined: examined, entriesRemoved: removed, bytesRemoved: bytesInSlice - sliceBytes)
+    }
+}

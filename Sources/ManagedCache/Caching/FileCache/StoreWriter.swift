@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import ManagedCacheLocking
+
+/// A write in progress into one of the caches: a file of its own in `loading/`, a running
+/// CRC-32 and byte count. Nothing is visible until `commit` renames the file into `ready/`.
+///
+/// Writes go straight to the file (no buffering in memory: a 200 MB download costs no memory)
+/// and are not `fsync`ed: a process crash loses nothing the kernel has, and after a power loss
+/// the checksum recorded at commit catches whatever did not reach the disk.
+final class StoreWriter: FileCacheWriter {
+    private struct Progress {
+        var descriptor: Int32
+        var checksum = CRC32()
+        var size = 0
+        var closed = false
+    }
+
+    private let store: CacheStore
+    private let key: String
+    private let id: FileID
+    private let temporaryPath: String
+    private let progress: Lock<Progress>
+
+    init(store: CacheStore, key: String, id: FileID, temporaryPath: String, descriptor: Int32) {
+        self.store = store
+        self.key = key
+        self.id = id
+        self.temporaryPath = temporaryPath
+        progress = Lock(Progress(descriptor: descriptor))
+    }
+
+    deinit {
+        // An abandoned writer leaves nothing behind.
+        abort()
+    }
+
+    func write(_ chunk: Data) throws {
+        try writeChunk(chunk)
+    }
+
+    /// `write(_:)` with its typed error.
+    func writeChunk(_ chunk: Data) throws(FileCacheError) {
+        try progress.withLock { progress throws(FileCacheError) in
+            guard !progress.closed else { throw .writerClosed }
+            var error: Int32 = 0
+            for region in chunk.regions where error == 0 {
+                region.withUnsafeBytes { bytes in
+                    error = Posix.writeAll(progress.descriptor, bytes)
+                    if error == 0 { progress.checksum.update(bytes) }
+                }
+            }
+            guard error == 0 else {
+                Self.close(&progress, unlinking: temporaryPath)
+                store.noteDiskTrouble()
+                throw .io(operation: "write to loading/", errno: error)
+            }
+            progress.size += chunk.count
+        }
+    }
+
+    @discardableResult
+    func commit(metadata: FileCacheMetadata) throws -> FileCacheEntry {
+        try commitWriting(metadata: metadata)
+    }
+
+    /// `commit(metadata:)` with its typed error.
+    func commitWriting(metadata: FileCacheMetadata) throws(FileCacheError) -> FileCacheEntry {
+        try progress.withLock { progress throws(FileCacheError) in
+            guard !progress.closed else { throw .writerClosed }
+            Posix.closeFile(progress.descriptor)
+            progress.descriptor = -1
+            progress.closed = true
+            let record = EntryRecord(key: key, id: id, size: progress.size, checksum: progress.checksum.value,
+                                     created: 0, session: 0, metadata: metadata)
+            do throws(FileCacheError) {
+                return try store.commit(temporaryPath: temporaryPath, record: record)
+            } catch {
+                Posix.unlinkItem(temporaryPath)
+                throw error
+            }
+        }
+    }
+
+    func abort() {
+        progress.withLock { Self.close(&$0, unlinking: temporaryPath) }
+    }
+
+    private static func close(_ progress: inout Progress, unlinking path: String) {
+        guard !progress.closed else { return }
+        Posix.closeFile(progress.descriptor)
+        progress.descriptor = -1
+        progress.closed = true
+        Posix.unlinkItem(path)
+    }
+}

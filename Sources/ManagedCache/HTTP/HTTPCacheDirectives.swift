@@ -1,0 +1,101 @@
+import Foundation
+
+/// What a response's caching headers say: `Cache-Control` (`max-age`, `no-store`, `no-cache`,
+/// `must-revalidate`, `immutable`), `Expires`, `Date` and `Age`.
+///
+/// On Linux, Foundation's `URLCache` stores nothing, so the manager reads these itself.
+public struct HTTPCacheDirectives: Sendable, Hashable {
+    /// `no-store`: the response must not be written to the file cache.
+    public var noStore = false
+    /// `no-cache`: a stored response must be revalidated before every use.
+    public var noCache = false
+    /// `must-revalidate`: a stale response must never be used without revalidation (so no
+    /// stale-while-revalidate).
+    public var mustRevalidate = false
+    /// `immutable`: the response never changes while fresh; never revalidated.
+    public var immutable = false
+    /// `max-age` in seconds.
+    public var maxAge: Double?
+    /// The `Expires` date.
+    public var expires: Date?
+    /// The `Date` header.
+    public var date: Date?
+    /// The `Age` header in seconds.
+    public var age: Double = 0
+
+    /// Reads the directives from response headers (names lowercased, as `DataLoadResponse` has them).
+    public init(headers: [String: String]) {
+        if let cacheControl = headers["cache-control"] {
+            for part in cacheControl.split(separator: ",") {
+                let directive = part.trimmingCharacters(in: .whitespaces).lowercased()
+                let pieces = directive.split(separator: "=", maxSplits: 1).map(String.init)
+                switch pieces.first {
+                case "no-store": noStore = true
+                case "no-cache": noCache = true
+                case "must-revalidate", "proxy-revalidate": mustRevalidate = true
+                case "immutable": immutable = true
+                case "max-age":
+                    if pieces.count == 2, let seconds = Double(pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) {
+                        maxAge = max(0, seconds)
+                    }
+                default: break
+                }
+            }
+        }
+        expires = headers["expires"].flatMap(Self.parseHTTPDate)
+        date = headers["date"].flatMap(Self.parseHTTPDate)
+        age = headers["age"].flatMap(Double.init) ?? 0
+    }
+
+    /// Until when a response received at `receivedAt` is fresh under `policy`; `nil` means it has
+    /// no expiry of its own (fresh until the cache evicts it).
+    public func freshUntil(receivedAt: Date, policy: FreshnessPolicy) -> Date? {
+        switch policy {
+        case .neverRevalidate:
+            return nil
+        case .fixed(let seconds):
+            return receivedAt.addingTimeInterval(seconds)
+        case .fromServer(let defaultMaxAge):
+            if immutable { return nil }
+            if noCache { return receivedAt }
+            if let maxAge { return receivedAt.addingTimeInterval(max(0, maxAge - age)) }
+            if let expires {
+                let serverNow = date ?? receivedAt
+                return receivedAt.addingTimeInterval(expires.timeIntervalSince(serverNow))
+            }
+            return defaultMaxAge.map { receivedAt.addingTimeInterval($0) }
+        }
+    }
+
+    /// Parses an HTTP date (IMF-fixdate, RFC 850 or asctime).
+    public static func parseHTTPDate(_ text: String) -> Date? {
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text.trimmingCharacters(in: .whitespaces)) { return date }
+        }
+        return nil
+    }
+
+    /// Formats a date as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    public static func formatHTTPDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}
+
+/// How the manager decides whether a cached response is fresh.
+public enum FreshnessPolicy: Sendable, Hashable {
+    /// Honour the server's `Cache-Control` and `Expires`; with neither, use `defaultMaxAge`
+    /// seconds (`nil`: fresh until the cache evicts it). The default, with `defaultMaxAge: nil`.
+    case fromServer(defaultMaxAge: Double?)
+    /// Ignore the server: fresh for this many seconds after each download ("always cache for N days").
+    case fixed(seconds: Double)
+    /// Never revalidate: a cached object is used until evicted.
+    case neverRevalidate
+}

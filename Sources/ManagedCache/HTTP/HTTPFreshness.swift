@@ -1,0 +1,92 @@
+import Foundation
+
+/// How long a cached object stays fresh and how to revalidate it: kept beside each object in the
+/// memory cache and in each file-cache entry's metadata.
+public struct HTTPFreshness: Sendable, Hashable {
+    /// Until when the object is fresh; `nil`: no expiry of its own.
+    public var freshUntil: Date?
+    /// The response's `ETag`.
+    public var etag: String?
+    /// The response's `Last-Modified`.
+    public var lastModified: String?
+    /// `must-revalidate` or `no-cache`: never used stale (no stale-while-revalidate, no stale-if-error).
+    public var mustRevalidate: Bool
+
+    /// Creates a freshness record.
+    public init(freshUntil: Date? = nil, etag: String? = nil, lastModified: String? = nil, mustRevalidate: Bool = false) {
+        self.freshUntil = freshUntil
+        self.etag = etag
+        self.lastModified = lastModified
+        self.mustRevalidate = mustRevalidate
+    }
+
+    /// Whether the object needs revalidation at `now` under `policy`.
+    public func isStale(at now: Date = Date(), policy: FreshnessPolicy) -> Bool {
+        if case .neverRevalidate = policy { return false }
+        guard let freshUntil else { return false }
+        return freshUntil <= now
+    }
+
+    /// Whether a conditional request can be made.
+    public var hasValidators: Bool { etag != nil || lastModified != nil }
+
+    /// The conditional request headers for these validators.
+    var conditionalHeaders: [String: String] {
+        var headers: [String: String] = [:]
+        if let etag { headers["If-None-Match"] = etag }
+        if let lastModified { headers["If-Modified-Since"] = lastModified }
+        return headers
+    }
+
+    /// Freshness from a response's headers, received at `receivedAt`, keeping `previous` validators
+    /// the response does not repeat (a `304` may omit them).
+    init(response: DataLoadResponse, receivedAt: Date, policy: FreshnessPolicy, previous: HTTPFreshness? = nil) {
+        let directives = HTTPCacheDirectives(headers: response.headers)
+        self.init(
+            freshUntil: directives.freshUntil(receivedAt: receivedAt, policy: policy),
+            etag: response.header("etag") ?? previous?.etag,
+            lastModified: response.header("last-modified") ?? previous?.lastModified,
+            mustRevalidate: directives.mustRevalidate || directives.noCache)
+    }
+}
+
+extension FileCacheMetadata {
+    /// The freshness stored in this metadata.
+    public var freshness: HTTPFreshness {
+        HTTPFreshness(freshUntil: freshUntil, etag: etag, lastModified: lastModified,
+                      mustRevalidate: userInfo["must-revalidate"] == "1")
+    }
+
+    /// This metadata with `freshness` written into it.
+    func with(_ freshness: HTTPFreshness) -> FileCacheMetadata {
+        var metadata = self
+        metadata.freshUntil = freshness.freshUntil
+        metadata.etag = freshness.etag
+        metadata.lastModified = freshness.lastModified
+        metadata.userInfo["must-revalidate"] = freshness.mustRevalidate ? "1" : nil
+        return metadata
+    }
+}
+
+/// A decoded object as the memory cache holds it: the object and how long it is fresh.
+public struct CachedObject: Sendable {
+    /// The shared, decoded object.
+    public let object: any Sendable
+    /// Its freshness, when it came from an HTTP response with caching information.
+    public let freshness: HTTPFreshness?
+    /// Its memory cost, as its decoder reported it.
+    public let cost: Int
+
+    /// Creates a memory-cache value.
+    public init(object: any Sendable, freshness: HTTPFreshness?, cost: Int) {
+        self.object = object
+        self.freshness = freshness
+        self.cost = cost
+    }
+
+    /// Whether it can be delivered without revalidation under `policy`.
+    func isFresh(policy: FreshnessPolicy) -> Bool {
+        guard let freshness, freshness.freshUntil != nil else { return true }
+        return !freshness.isStale(policy: policy)
+    }
+}

@@ -1,0 +1,246 @@
+#if !(canImport(UIKit) && !os(watchOS))
+import Dispatch
+import Foundation
+import ManagedCache
+import ManagedCacheLocking
+
+/// An image view without a screen: the Linux (and macOS, watchOS) `ManagedImageView`, with the
+/// API of the UIKit one. It holds what it would display (`displayed`, `isActivityIndicatorVisible`,
+/// `progress`) and calls `displayHook` on every change, so tests, examples and server-side
+/// renderers see exactly what a UIKit view would show, and when.
+///
+/// ```swift
+/// let cell = ManagedImageView(manager: manager)
+/// cell.placeholder = grey
+/// cell.displayHook = { display in print(display.content) }
+/// cell.load(url: avatarURL)        // placeholder + spinner, then the image; a memory hit shows at once
+/// cell.clear()                     // before reuse: the old image is never shown again
+/// ```
+///
+/// Guarantees (each tested):
+/// - the placeholder (or nothing) and the spinner while loading, then the image;
+/// - a memory hit is displayed inside the call that loads it, with no placeholder first;
+/// - after `load`, `clear()` or `manage()` for another URL, nothing of the previous URL is ever
+///   displayed or reported, even if its load completes later;
+/// - on failure the failure image and `onFailure` with the typed error; when the manager's
+///   loading buffer pushes the load out, the placeholder and `onCancelled`.
+///
+/// Thread-safe. The display hook, the closures and the delegate are called one at a time, in
+/// order, on the thread that made the change (or on one already delivering an earlier change);
+/// they may call back into the view. The view is a `ManagedObjectUser`; the manager holds it
+/// weakly, so a view that is deallocated simply stops loading.
+public final class ManagedImageView: ManagedObjectUser {
+    /// The view decodes with `ImageDecoder`.
+    public typealias Decoder = ImageDecoder
+
+    private struct Handlers {
+        var displayHook: (@Sendable (ImageViewDisplay) -> Void)?
+        var onImageSet: (@Sendable (DecodedImage, DataOrigin) -> Void)?
+        var onFailure: (@Sendable (ManagedCacheError) -> Void)?
+        var onCancelled: (@Sendable (ManagedCacheError.CancellationReason) -> Void)?
+        var onProgress: (@Sendable (LoadProgress) -> Void)?
+        var onTap: (@Sendable () -> Void)?
+        weak var delegate: (any ManagedImageViewDelegate)?
+    }
+
+    /// Delayed loads of every headless view start on this serial queue, in deadline order.
+    private static let delayQueue = DispatchQueue(label: "ManagedCacheUIKit.ManagedImageView.delayedLoads")
+
+    private let model: ImageViewModel
+    private let handlers = Lock(Handlers())
+
+    /// Where the manager's asynchronous callbacks arrive. Default `.immediate`; `.mainQueue`
+    /// needs a running main queue (`dispatchMain()` or an `async` main).
+    public let callbackDelivery: CallbackDelivery
+
+    /// Creates a view managed by `manager` (default `ObjectManager.defaultImageManager`).
+    public init(manager: ObjectManager = .defaultImageManager, delivery: CallbackDelivery = .immediate) {
+        model = ImageViewModel(manager: manager, drainsOnMainThread: false, scheduleQueue: Self.delayQueue)
+        callbackDelivery = delivery
+        model.bind(host: self) { [weak self] event in self?.handle(event) }
+    }
+
+    // MARK: - What to load
+
+    /// The image's URL. Setting it loads nothing until `manage()` (HJCache's `url` then
+    /// `manage:`), but results for the previous URL are ignored from then on.
+    public var url: URL? {
+        get { model.url }
+        set { model.url = newValue }
+    }
+
+    /// The object id that keys the image instead of the URL (HJCache's `oid`): URLs that differ
+    /// (load-balanced hosts, signed queries) but share an oid share one download and image.
+    /// Takes effect at the next `manage()`.
+    public var oid: String? {
+        get { model.oid }
+        set { model.oid = newValue }
+    }
+
+    /// The format images are fitted and transformed to; `nil` (the default) keeps them as
+    /// decoded. Takes effect at the next `manage()`.
+    public var format: ImageCacheFormat? {
+        get { model.format }
+        set { model.format = newValue }
+    }
+
+    /// The manager that loads and caches the image. Takes effect at the next `manage()`.
+    public var manager: ObjectManager {
+        get { model.manager }
+        set { model.manager = newValue }
+    }
+
+    /// Shown while there is no image (loading, cleared, cancelled). Default `nil`: nothing.
+    public var placeholder: DecodedImage? {
+        get { model.placeholder }
+        set { model.placeholder = newValue }
+    }
+
+    /// Shown when the URL fails to load. Default `nil`: nothing (`.failure(nil)`).
+    public var failureImage: DecodedImage? {
+        get { model.failureImage }
+        set { model.failureImage = newValue }
+    }
+
+    // MARK: - Loading
+
+    /// Sets `url` and `oid` and loads them: the usual call in a cell's configuration.
+    public func load(url: URL?, oid: String? = nil) {
+        model.url = url
+        model.oid = oid
+        manage()
+    }
+
+    /// Loads the current `url` (HJCache's `[objMan manage:view]`). A memory hit is displayed
+    /// before this returns; otherwise the placeholder and the spinner until the image arrives.
+    /// Managing again for the request already loading or shown does nothing; after a failure or
+    /// a cancellation it loads again. With no `url` it is `clear()`.
+    public func manage() {
+        model.manage(fallbackFormat: nil)
+    }
+
+    /// Detaches from the manager, forgets `url` and `oid` and shows the placeholder (or
+    /// nothing): call it before reusing the view. Nothing of the previous URL is shown again.
+    public func clear() {
+        model.clear()
+    }
+
+    /// Loads `url` after `delay` seconds (UIImageView+Cached's `loadFromURL:afterDelay:`, to let
+    /// text and layout come first) unless `clear()`, `load`, `manage()` or another URL comes
+    /// first. The placeholder shows meanwhile; an image already in memory shows at once.
+    public func loadFromURL(_ url: URL, afterDelay delay: Double) {
+        model.load(url, afterDelay: delay, fallbackFormat: nil)
+    }
+
+    /// Acts as a tap on the view: calls `onTap` and the delegate.
+    public func tap() {
+        let handlers = handlers.withLock { $0 }
+        handlers.onTap?()
+        handlers.delegate?.managedImageViewWasTapped(self)
+    }
+
+    // MARK: - What is displayed
+
+    /// What the view shows now (as last passed to `displayHook`).
+    public var displayed: DisplayedContent { model.rendered.content }
+
+    /// Whether the activity indicator spins now.
+    public var isActivityIndicatorVisible: Bool { model.rendered.isActivityIndicatorVisible }
+
+    /// The progress of the current download, while loading.
+    public var progress: LoadProgress? { model.rendered.progress }
+
+    /// Everything displayed now.
+    public var display: ImageViewDisplay { model.rendered }
+
+    /// Called with the new display on every change (not with the current one when set).
+    public var displayHook: (@Sendable (ImageViewDisplay) -> Void)? {
+        get { handlers.withLock { $0.displayHook } }
+        set { handlers.withLock { $0.displayHook = newValue } }
+    }
+
+    // MARK: - Callbacks
+
+    /// Called when the current URL's image is displayed, with where it came from.
+    public var onImageSet: (@Sendable (DecodedImage, DataOrigin) -> Void)? {
+        get { handlers.withLock { $0.onImageSet } }
+        set { handlers.withLock { $0.onImageSet = newValue } }
+    }
+
+    /// Called when the current URL fails, with the reason (`.httpStatus`, `.decodingFailed`, …).
+    public var onFailure: (@Sendable (ManagedCacheError) -> Void)? {
+        get { handlers.withLock { $0.onFailure } }
+        set { handlers.withLock { $0.onFailure = newValue } }
+    }
+
+    /// Called when the manager cancels the current load (its loading buffer pushed it out).
+    public var onCancelled: (@Sendable (ManagedCacheError.CancellationReason) -> Void)? {
+        get { handlers.withLock { $0.onCancelled } }
+        set { handlers.withLock { $0.onCancelled = newValue } }
+    }
+
+    /// Called when bytes of the current URL arrive.
+    public var onProgress: (@Sendable (LoadProgress) -> Void)? {
+        get { handlers.withLock { $0.onProgress } }
+        set { handlers.withLock { $0.onProgress = newValue } }
+    }
+
+    /// Called by `tap()`.
+    public var onTap: (@Sendable () -> Void)? {
+        get { handlers.withLock { $0.onTap } }
+        set { handlers.withLock { $0.onTap = newValue } }
+    }
+
+    /// Told everything the closures are told. Held weakly.
+    public var delegate: (any ManagedImageViewDelegate)? {
+        get { handlers.withLock { $0.delegate } }
+        set { handlers.withLock { $0.delegate = newValue } }
+    }
+
+    // MARK: - ManagedObjectUser
+
+    /// The request being loaded or shown; read by the manager.
+    public var objectRequest: ObjectRequest? { model.objectRequest }
+
+    /// The decoder for the current format; read by the manager.
+    public var objectDecoder: ImageDecoder { model.objectDecoder }
+
+    /// Called by the manager; results for anything but the current request are ignored.
+    public func managedObjectReady(_ object: DecodedImage, origin: DataOrigin, request: ObjectRequest) {
+        model.receiveImage(object, origin: origin, request: request)
+    }
+
+    /// Called by the manager; results for anything but the current request are ignored.
+    public func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
+        model.receiveFailure(error, request: request)
+    }
+
+    /// Called by the manager; progress of anything but the current request is ignored.
+    public func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
+        model.receiveProgress(progress, request: request)
+    }
+
+    // MARK: - Private
+
+    private func handle(_ event: ImageViewEvent) {
+        let handlers = handlers.withLock { $0 }
+        let delegate = handlers.delegate
+        switch event {
+        case .display(let display):
+            handlers.displayHook?(display)
+        case .imageSet(let image, let origin):
+            handlers.onImageSet?(image, origin)
+            delegate?.managedImageView(self, didSet: image, from: origin)
+        case .failed(let error):
+            handlers.onFailure?(error)
+            delegate?.managedImageView(self, didFailWith: error)
+        case .cancelled(let reason):
+            handlers.onCancelled?(reason)
+            delegate?.managedImageView(self, wasCancelledBecause: reason)
+        case .progress(let progress):
+            handlers.onProgress?(progress)
+            delegate?.managedImageView(self, didReceive: progress)
+        }
+    }
+}
+#endif

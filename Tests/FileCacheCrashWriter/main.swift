@@ -1,0 +1,148 @@
+// A child process for the file-cache crash tests.
+//
+//     FileCacheCrashWriter <root> <single|big> <seed> crash
+//     FileCacheCrashWriter <root> <single|big> <seed> steady <iterations> <key prefix>
+//
+// `crash` mode runs every kind of operation on the cache at <root> in a loop until the parent
+// kills it (SIGKILL). `steady` mode runs <iterations> operations on keys starting with
+// <key prefix> and exits 0 (two processes sharing one directory).
+//
+// Every committed entry's bytes are `payload(key, generation)`, with the generation in the
+// entry's metadata, so the parent can check each entry it finds without knowing what happened.
+// After each commit the child prints "C <key> <generation> <crc32 of payload>", so the parent
+// can also check that its copy of `payload` agrees with this one. "O" means the cache is open.
+
+import Foundation
+import ManagedCache
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// SplitMix64: a small deterministic generator (the parent has the same one).
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The bytes of `key` at `generation`. Keep identical to `CrashPayload.bytes` in the tests.
+func payload(key: String, generation: UInt64) -> Data {
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in key.utf8 {
+        hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+    }
+    var generator = SplitMix64(state: hash ^ (generation &* 0x9E37_79B9_7F4A_7C15))
+    let count = Int(generator.next() % 12_000)
+    var bytes = [UInt8](repeating: 0, count: count)
+    var index = 0
+    while index < count {
+        let value = generator.next()
+        var shift: UInt64 = 0
+        while shift < 64 && index < count {
+            bytes[index] = UInt8(truncatingIfNeeded: value >> shift)
+            shift += 8
+            index += 1
+        }
+    }
+    return Data(bytes)
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 5 else {
+    FileHandle.standardError.write(Data("usage: FileCacheCrashWriter root single|big seed crash|steady [iterations prefix]\n".utf8))
+    exit(2)
+}
+let root = URL(fileURLWithPath: arguments[1])
+let big = arguments[2] == "big"
+var random = SplitMix64(state: UInt64(arguments[3]) ?? 1)
+let steady = arguments[4] == "steady"
+let iterations = steady ? Int(arguments[5]) ?? 100 : Int.max
+let prefix = steady ? arguments[6] : "key-"
+
+let cache: any FileCaching
+do {
+    if big {
+        cache = try BigFileCache(directory: root, configuration: .init(byteLimit: 3 << 20, countLimit: 400))
+    } else {
+        cache = try FileCache(directory: root, configuration: .init(byteLimit: 1 << 20, countLimit: 150))
+    }
+} catch {
+    FileHandle.standardError.write(Data("open failed: \(error)\n".utf8))
+    exit(3)
+}
+say("O")
+
+var generation = (UInt64(arguments[3]) ?? 1) << 32
+for _ in 0..<iterations {
+    let key = prefix + String(random.next() % (steady ? 120 : 300))
+    let choice = random.next() % 1000
+    generation += 1
+    do {
+        switch choice {
+        case 0..<600:
+            // Stream the payload in up to four chunks, then commit.
+            let bytes = payload(key: key, generation: generation)
+            let writer = try cache.makeWriter(forKey: key)
+            var offset = 0
+            let pieces = Int(random.next() % 4) + 1
+            for piece in 0..<pieces {
+                let end = piece == pieces - 1 ? bytes.count : min(bytes.count, offset + bytes.count / pieces)
+                try writer.write(bytes.subdata(in: offset..<end))
+                offset = end
+            }
+            try writer.commit(metadata: FileCacheMetadata(contentType: "application/test", userInfo: ["generation": String(generation)]))
+            say("C \(key) \(generation) \(CRC32.checksum(bytes))")
+        case 600..<680:
+            // Write part of an entry, then abort.
+            let writer = try cache.makeWriter(forKey: key)
+            try writer.write(payload(key: key, generation: generation).prefix(1000))
+            writer.abort()
+        case 680..<720:
+            // Write part of an entry and drop the writer without committing or aborting.
+            let writer = try cache.makeWriter(forKey: key)
+            try writer.write(Data(repeating: 0xEE, count: 3000))
+        case 720..<880:
+            // Read an entry back and check it.
+            if let entry = cache.entry(forKey: key) {
+                let data = try cache.readData(for: entry)
+                let stored = UInt64(entry.metadata.userInfo["generation"] ?? "") ?? 0
+                if data != payload(key: key, generation: stored) {
+                    FileHandle.standardError.write(Data("read back wrong bytes for \(key)\n".utf8))
+                    exit(4)
+                }
+            }
+        case 880..<950:
+            cache.removeEntry(forKey: key)
+        case 950..<980:
+            // updateMetadata is by key: with other processes replacing entries (steady mode) it
+            // could attach this version's generation to another version's bytes, so only here.
+            if !steady, var metadata = cache.entry(forKey: key)?.metadata {
+                metadata.etag = "\"\(generation)\""
+                try cache.updateMetadata(metadata, forKey: key)
+            }
+        case 980..<997:
+            cache.trim()
+        default:
+            if !steady { cache.removeAll() }
+        }
+    } catch FileCacheError.corrupted {
+        // Another process (steady mode) replaced or removed the entry between lookup and read.
+    } catch {
+        FileHandle.standardError.write(Data("operation failed: \(error)\n".utf8))
+        exit(5)
+    }
+}
+say("D")
+exit(0)

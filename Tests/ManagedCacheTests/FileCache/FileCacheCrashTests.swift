@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import ManagedCache
+
+/// A process killed (SIGKILL) at random moments while it writes, reads, removes and trims leaves
+/// a cache that reopens consistent: every entry reads back exactly what was committed under its
+/// key, nothing partial is visible, and no orphan file remains in ready/ or loading/.
+@Suite struct FileCacheCrashTests {
+    static let runs = 12
+
+    @Test(arguments: CacheKind.allCases)
+    func reopeningAfterAKillGivesAConsistentCache(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            let seed = UInt64.random(in: 1...1_000_000)
+            var generator = SplitMix(state: seed)
+            var killedWhileRunning = 0
+            var commitsSeen = 0
+            var entriesChecked = 0
+            for run in 0..<Self.runs {
+                let child = try CrashWriterProcess(arguments: [root.path, kind.rawValue, String(seed &+ UInt64(run)), "crash"])
+                // Kill right after launch (possibly during the open), or after a random number of commits.
+                let target = Int(generator.next() % 160) - 10
+                if target >= 0 {
+                    let reached = child.read { $0.opened && $0.commits.count >= target }
+                    #expect(reached, "seed \(seed) run \(run): the child stopped early")
+                }
+                if child.kill() { killedWhileRunning += 1 }
+                commitsSeen += child.commits.count
+
+                let cache = try kind.open(root)
+                let entries = try expectConsistent(cache, root: root)
+                for entry in entries {
+                    let generation = try #require(CrashPayload.generation(of: entry))
+                    #expect(try cache.readData(for: entry) == CrashPayload.bytes(key: entry.key, generation: generation),
+                            "seed \(seed) run \(run): \(entry.key)")
+                }
+                entriesChecked += entries.count
+                let leftovers = try FileManager.default.contentsOfDirectory(atPath: root.path)
+                    .filter { !["journal", "lock", "session.lock", "dirty", "loading", "ready"].contains($0) }
+                #expect(leftovers.isEmpty, "seed \(seed) run \(run)")
+            }
+            #expect(killedWhileRunning == Self.runs, "seed \(seed): a child exited by itself")
+            #expect(commitsSeen > 0)
+            print("crash test \(kind.testDescription): seed \(seed), \(Self.runs) kills, \(commitsSeen) commits reported, \(entriesChecked) entries checked")
+        }
+    }
+}

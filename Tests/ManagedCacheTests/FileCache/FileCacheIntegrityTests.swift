@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import ManagedCache
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A changed, truncated, grown or missing file is detected on read, and the entry removed.
+@Suite struct FileCacheIntegrityTests {
+    enum Damage: String, CaseIterable, Sendable {
+        case flippedByte, truncated, grown, deleted
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var kind: CacheKind
+        var damage: Damage
+        var viaVerify: Bool
+        var testDescription: String { "\(kind.testDescription), \(damage), \(viaVerify ? "verify" : "readData")" }
+    }
+
+    static let cases: [Case] = CacheKind.allCases.flatMap { kind in
+        Damage.allCases.flatMap { damage in [false, true].map { Case(kind: kind, damage: damage, viaVerify: $0) } }
+    }
+
+    private func damage(_ url: URL, _ damage: Damage) throws {
+        switch damage {
+        case .flippedByte:
+            let handle = try FileHandle(forUpdating: url)
+            try handle.seek(toOffset: 1234)
+            let byte = try #require(try handle.read(upToCount: 1))
+            try handle.seek(toOffset: 1234)
+            try handle.write(contentsOf: Data([byte[0] ^ 0x01]))
+            try handle.close()
+        case .truncated:
+            let handle = try FileHandle(forUpdating: url)
+            try handle.truncate(atOffset: 4000)
+            try handle.close()
+        case .grown:
+            let handle = try FileHandle(forUpdating: url)
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data([0]))
+            try handle.close()
+        case .deleted:
+            try FileManager.default.removeItem(at: url)
+        }
+    }
+
+    @Test(arguments: cases)
+    func damageIsDetectedAndTheEntryRemoved(_ testCase: Case) throws {
+        try withTemporaryDirectory { root in
+            let cache = try testCase.kind.open(root)
+            let bytes = testBytes(8000, seed: 5)
+            let entry = try cache.store(bytes, forKey: "victim", metadata: FileCacheMetadata())
+            let other = try cache.store(bytes, forKey: "bystander", metadata: FileCacheMetadata())
+            try damage(entry.fileURL, testCase.damage)
+            #expect(throws: FileCacheError.corrupted(key: "victim")) {
+                if testCase.viaVerify { try cache.verify(entry) } else { _ = try cache.readData(for: entry) }
+            }
+            #expect(cache.entry(forKey: "victim") == nil)
+            #expect(!FileManager.default.fileExists(atPath: entry.fileURL.path))
+            #expect(try cache.readData(for: other) == bytes)
+            try cache.verify(other)
+            #expect(try expectConsistent(cache, root: root).map(\.key) == ["bystander"])
+        }
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func damageAfterARememberedVerificationIsStillDetected(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            let cache = try kind.open(root)
+            let bytes = testBytes(8000, seed: 6)
+            let entry = try cache.store(bytes, forKey: "k", metadata: FileCacheMetadata())
+            // A verification is only remembered once the file's timestamps are older than the
+            // file system's tick; wait (bounded) for that condition, not for a fixed time.
+            let path = entry.fileURL.path
+            let deadline = Date() + 10
+            while Date() < deadline {
+                let stamp = try #require(Posix.status(path).map(FileStamp.init))
+                if Posix.wallClockNanoseconds() - stamp.changed > CacheStore.stampSettleNanoseconds { break }
+                usleep(5_000)
+            }
+            #expect(try cache.readData(for: entry) == bytes)
+            let store = try #require((cache as? FileCache)?.store ?? (cache as? BigFileCache)?.store)
+            #expect(store.peek("k")?.stamp != nil)
+            #expect(try cache.readData(for: entry) == bytes)  // served without a CRC
+            try damage(entry.fileURL, .flippedByte)
+            #expect(throws: FileCacheError.corrupted(key: "k")) { try cache.readData(for: entry) }
+        }
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func anEmptyEntryIsStoredAndRead(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            let cache = try kind.open(root)
+            let entry = try cache.store(Data(), forKey: "empty", metadata: FileCacheMetadata())
+            #expect(try cache.readData(for: entry) == Data())
+            try cache.verify(entry)
+            try Data("x".utf8).write(to: entry.fileURL)
+            #expect(throws: FileCacheError.corrupted(key: "empty")) { try cache.readData(for: entry) }
+        }
+    }
+}

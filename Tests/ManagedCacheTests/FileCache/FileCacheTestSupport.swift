@@ -1,0 +1,143 @@
+import Foundation
+import ManagedCacheLocking
+import Testing
+@testable import ManagedCache
+
+// Fixtures for the file-cache tests. (A shared TestSupport target will absorb the generic ones.)
+
+/// Runs `body` with a new empty directory and deletes it afterwards.
+func withTemporaryDirectory<T>(_ name: String = #function, _ body: (URL) throws -> T) throws -> T {
+    let url = try makeTemporaryDirectory(name)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try body(url)
+}
+
+/// `withTemporaryDirectory` for async bodies.
+func withTemporaryDirectory<T>(_ name: String = #function, _ body: (URL) async throws -> T) async throws -> T {
+    let url = try makeTemporaryDirectory(name)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try await body(url)
+}
+
+private func makeTemporaryDirectory(_ name: String) throws -> URL {
+    let safe = String(name.prefix(40).map { $0.isLetter || $0.isNumber ? $0 : "-" })
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("ManagedCacheTests-\(safe)-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// A clock the tests move by hand, so expiry never depends on real time passing.
+final class TestClock: Sendable {
+    private let time = Lock(Date(timeIntervalSinceReferenceDate: 800_000_000))
+
+    var now: Date { time.withLock { $0 } }
+
+    func advance(by interval: TimeInterval) {
+        time.withLock { $0 += interval }
+    }
+
+    /// A closure for the caches' `clock` parameter.
+    var closure: @Sendable () -> Date { { self.now } }
+}
+
+/// The two cache types, for tests that hold for both.
+enum CacheKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case single
+    case big
+
+    var testDescription: String { self == .single ? "FileCache" : "BigFileCache" }
+
+    /// Opens a cache of this kind at `url`.
+    func open(_ url: URL, byteLimit: Int? = nil, countLimit: Int? = nil, maximumAge: TimeInterval? = nil,
+              clock testClock: TestClock? = nil) throws -> any FileCaching {
+        let clock: @Sendable () -> Date
+        if let testClock {
+            clock = testClock.closure
+        } else {
+            clock = { Date() }
+        }
+        switch self {
+        case .single:
+            return try FileCache(directory: url, configuration: .init(byteLimit: byteLimit, countLimit: countLimit,
+                                                                        maximumAge: maximumAge), clock: clock)
+        case .big:
+            return try BigFileCache(directory: url, configuration: .init(byteLimit: byteLimit, countLimit: countLimit,
+                                                                           maximumAge: maximumAge), clock: clock)
+        }
+    }
+}
+
+/// Deterministic test bytes: `count` bytes derived from `seed`.
+func testBytes(_ count: Int, seed: UInt64) -> Data {
+    var generator = SplitMix(state: seed)
+    var bytes = [UInt8](repeating: 0, count: count)
+    for index in 0..<count where index % 8 == 0 {
+        let value = generator.next()
+        for shift in 0..<8 where index + shift < count {
+            bytes[index + shift] = UInt8(truncatingIfNeeded: value >> UInt64(shift * 8))
+        }
+    }
+    return Data(bytes)
+}
+
+/// SplitMix64, as in the crash writer.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Regular files under `url`, as paths relative to it, sorted.
+func regularFiles(under url: URL) -> [String] {
+    let root = url.standardizedFileURL.path
+    guard let enumerator = FileManager.default.enumerator(atPath: root) else { return [] }
+    var files: [String] = []
+    while let relative = enumerator.nextObject() as? String {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
+            files.append(relative)
+        }
+    }
+    return files.sorted()
+}
+
+/// The entry files in `ready/` (relative to the root), sorted.
+func readyFiles(_ root: URL) -> [String] {
+    regularFiles(under: root.appendingPathComponent("ready")).map { "ready/" + $0 }
+}
+
+/// Names in `loading/`.
+func loadingFiles(_ root: URL) -> [String] {
+    (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("loading").path)) ?? []
+}
+
+/// An entry's file path relative to the cache root.
+func relativePath(of entry: FileCacheEntry, in root: URL) -> String {
+    let base = root.standardizedFileURL.path + "/"
+    let path = entry.fileURL.standardizedFileURL.path
+    return path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
+}
+
+/// Checks that every entry reads back and that `ready/` holds exactly the entries' files and
+/// `loading/` nothing; returns the entries.
+@discardableResult
+func expectConsistent(_ cache: any FileCaching, root: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> [FileCacheEntry] {
+    let entries = cache.entriesByRecency(limit: .max)
+    let statistics = cache.statistics
+    #expect(statistics.count == entries.count, sourceLocation: sourceLocation)
+    #expect(statistics.totalBytes == entries.reduce(0) { $0 + $1.byteCount }, sourceLocation: sourceLocation)
+    #expect(Set(entries.map(\.key)).count == entries.count, sourceLocation: sourceLocation)
+    for entry in entries {
+        let data = try cache.readData(for: entry)
+        #expect(data.count == entry.byteCount, sourceLocation: sourceLocation)
+    }
+    #expect(readyFiles(root) == entries.map { relativePath(of: $0, in: root) }.sorted(), sourceLocation: sourceLocation)
+    #expect(loadingFiles(root).isEmpty, sourceLocation: sourceLocation)
+    return entries
+}
