@@ -11,6 +11,8 @@ let runner = BenchmarkRunner(options: options, scenarios: [
     ManageHitScenario(),
     CoalescingScenario(),
     NetworkThroughputScenario(),
+    FileCacheThroughputScenario(),
+    FileCacheHitScenario(),
     MemoryFootprintScenario(),
     ScrollScenario(),
 ])

@@ -25,9 +25,9 @@ struct ManageHitScenario: BenchmarkScenario {
         var configuration = ObjectManager.Configuration()
         configuration.memoryCacheCountLimit = 2 * entries
         let manager = ObjectManager(configuration: configuration)
-        for (key, object) in zip(keys, objects) { manager.memoryCache.setValue(object, forKey: key, cost: object.bytes.count) }
-        let dictionary = LockedDictionary<ObjectKey, any Sendable>(
-            Dictionary(uniqueKeysWithValues: zip(keys, objects.map { $0 as any Sendable })))
+        let cached = objects.map { CachedObject(object: $0, freshness: nil, cost: $0.bytes.count) }
+        for (key, object) in zip(keys, cached) { manager.memoryCache.setValue(object, forKey: key, cost: object.cost) }
+        let dictionary = LockedDictionary<ObjectKey, CachedObject>(Dictionary(uniqueKeysWithValues: zip(keys, cached)))
         let cells = (0..<Self.cellCount).map { _ in ReusableCell(rows: rows, decoder: decoder) }
         let order = MemoryCacheLookupScenario.lookupOrder(entries: entries, lookups: operations)
 

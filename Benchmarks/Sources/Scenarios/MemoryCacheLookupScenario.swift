@@ -15,16 +15,16 @@ struct MemoryCacheLookupScenario: BenchmarkScenario {
 
     func run(in context: BenchmarkContext) throws -> [ResultRow] {
         let keys = Self.makeKeys(Self.entries)
-        let objects = keys.indices.map { Payload(Data(count: 64 + $0 % 64)) }
+        let payloads = keys.indices.map { Payload(Data(count: 64 + $0 % 64)) }
+        let objects = payloads.map { CachedObject(object: $0, freshness: nil, cost: $0.bytes.count) }
         let order = Self.lookupOrder(entries: keys.count, lookups: Self.lookups)
 
-        let cache = MemoryCache<ObjectKey, any Sendable>(countLimit: keys.count, costLimit: Int.max)
-        for (key, object) in zip(keys, objects) { cache.setValue(object, forKey: key, cost: object.bytes.count) }
-        let dictionary = LockedDictionary<ObjectKey, any Sendable>(
-            Dictionary(uniqueKeysWithValues: zip(keys, objects.map { $0 as any Sendable })))
+        let cache = MemoryCache<ObjectKey, CachedObject>(countLimit: keys.count, costLimit: Int.max)
+        for (key, object) in zip(keys, objects) { cache.setValue(object, forKey: key, cost: object.cost) }
+        let dictionary = LockedDictionary<ObjectKey, CachedObject>(Dictionary(uniqueKeysWithValues: zip(keys, objects)))
         let nsKeys = keys.map { NSString(string: $0.description) }
         let nsCache = NSCache<NSString, Payload>()
-        for (key, object) in zip(nsKeys, objects) { nsCache.setObject(object, forKey: key) }
+        for (key, payload) in zip(nsKeys, payloads) { nsCache.setObject(payload, forKey: key) }
 
         var failure: String?
         let check = { (hits: Int, name: String) in
@@ -44,7 +44,7 @@ struct MemoryCacheLookupScenario: BenchmarkScenario {
                 title, ours: samples[0], baseline: samples[1], baselineName: "`Dictionary` + `Mutex`",
                 write: perLookup, direction: .atMost, limit: 2, target: "≤ 2×",
                 notes: ["ns per lookup, median (min–max) of \(samples[0].count) repetitions; keys are "
-                    + "`ObjectKey`s of ~60-character URLs; `MemoryCache` also moves each hit to the front of its LRU list"]),
+                    + "`ObjectKey`s of ~60-character URLs; values are `CachedObject`s (the manager's own cache types); `MemoryCache` also moves each hit to the front of its LRU list"]),
             .comparing(
                 "memory-cache hit vs `NSCache.object(forKey:)`", ours: samples[0], baseline: samples[2],
                 baselineName: "`NSCache`", write: perLookup, direction: .atMost, limit: 0.2,
@@ -73,14 +73,14 @@ struct MemoryCacheLookupScenario: BenchmarkScenario {
     }
 
     @inline(never)
-    static func lookUp(_ cache: MemoryCache<ObjectKey, any Sendable>, _ keys: [ObjectKey], _ order: [Int]) -> Int {
+    static func lookUp(_ cache: MemoryCache<ObjectKey, CachedObject>, _ keys: [ObjectKey], _ order: [Int]) -> Int {
         var hits = 0
         for index in order where cache.value(forKey: keys[index]) != nil { hits += 1 }
         return hits
     }
 
     @inline(never)
-    static func lookUp(_ dictionary: LockedDictionary<ObjectKey, any Sendable>, _ keys: [ObjectKey], _ order: [Int]) -> Int {
+    static func lookUp(_ dictionary: LockedDictionary<ObjectKey, CachedObject>, _ keys: [ObjectKey], _ order: [Int]) -> Int {
         var hits = 0
         for index in order where dictionary.value(forKey: keys[index]) != nil { hits += 1 }
         return hits
