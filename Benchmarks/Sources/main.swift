@@ -13,6 +13,8 @@ let runner = BenchmarkRunner(options: options, scenarios: [
     NetworkThroughputScenario(),
     FileCacheThroughputScenario(),
     FileCacheHitScenario(),
+    BigFileCacheOpenScenario(),
+    BigFileCacheTrimScenario(),
     MemoryFootprintScenario(),
     ScrollScenario(),
 ])
