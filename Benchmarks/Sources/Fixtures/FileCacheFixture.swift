@@ -2,20 +2,19 @@ import Foundation
 import ManagedCache
 
 /// Fills a file cache with many small entries quickly: `count` entries of `size` bytes under
-/// image-like URL keys, the last `expiring` of them set to expire at `expiration`.
+/// image-like URL keys, optionally set to expire at a given date.
 enum FileCacheFixture {
     /// The key of entry `index`.
     static func key(_ index: Int) -> String {
         "https://images.example.com/photos/\(index)/thumbnail-160x160.jpg"
     }
 
-    /// Stores the entries; entries `count - expiring ..< count` get `expiration` as their expiration date.
-    static func fill(_ cache: any FileCaching, count: Int, size: Int, expiring: Int = 0, expiration: Date? = nil) throws {
+    /// Stores entries `firstIndex ..< firstIndex + count`, all expiring at `expiration` (`nil`: never).
+    static func fill(_ cache: any FileCaching, count: Int, size: Int, firstIndex: Int = 0, expiration: Date? = nil) throws {
         let body = Data(repeating: 0x5A, count: size)
-        let plain = FileCacheMetadata()
-        let expires = FileCacheMetadata(expirationDate: expiration)
-        for index in 0..<count {
-            try cache.store(body, forKey: key(index), metadata: index >= count - expiring ? expires : plain)
+        let metadata = FileCacheMetadata(expirationDate: expiration)
+        for index in firstIndex..<(firstIndex + count) {
+            try cache.store(body, forKey: key(index), metadata: metadata)
         }
     }
 

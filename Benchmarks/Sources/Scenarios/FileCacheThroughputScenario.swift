@@ -35,9 +35,9 @@ struct FileCacheThroughputScenario: BenchmarkScenario {
                 return 0
             }
         }
-        func throughput(_ side: String, makeCache: (URL) throws -> any FileCaching) throws -> Double {
-            let directory = try ScratchDirectory(prefix: side)
-            fileSystem = directory.fileSystem
+        func throughput(_ side: String, inMemory: Bool = false, makeCache: (URL) throws -> any FileCaching) throws -> Double {
+            let directory = try ScratchDirectory(prefix: side, inMemory: inMemory)
+            if !inMemory { fileSystem = directory.fileSystem }
             let cache = try makeCache(directory.appending("cache"))
             var configuration = ObjectManager.Configuration()
             configuration.fileCache = cache
@@ -54,6 +54,8 @@ struct FileCacheThroughputScenario: BenchmarkScenario {
             { measure("FileCache") { try throughput("FileCache") { try FileCache(directory: $0) } } },
             { measure("BigFileCache") { try throughput("BigFileCache") { try BigFileCache(directory: $0) } } },
             { measure("URLSession") { try NetworkThroughputScenario.sessionThroughput(urls("session"), fetcher) } },
+            { measure("URLSession+write") { try sessionAndWrite(urls("session-write"), fetcher) } },
+            { measure("FileCache in memory") { try throughput("FileCache-tmpfs", inMemory: true) { try FileCache(directory: $0) } } },
         ])
         if let failure { throw BenchmarkFailure(failure) }
         let perSecond = { (value: Double) in Format.number(value) + "/s" }
@@ -69,6 +71,31 @@ struct FileCacheThroughputScenario: BenchmarkScenario {
                 "\(Format.grouped(objects)) distinct 16 KB objects with `BigFileCache` writing every object",
                 ours: samples[1], baseline: samples[2], baselineName: "raw `URLSession`", write: perSecond,
                 direction: .atLeast, limit: 0.8, target: "≥ 0.8×"),
+            diagnostic("(diagnostic) raw `URLSession` plus `Data.write(to:)` of every object to its own file, same disk",
+                       samples[3], samples[2], perSecond,
+                       "what writing 2,000 files costs on this disk without any cache logic: the floor for the rows above"),
+            diagnostic("(diagnostic) the `FileCache` row with the cache in memory (tmpfs)", samples[4], samples[2], perSecond,
+                       "the same code without the disk's latency"),
         ]
+    }
+
+    private func diagnostic(_ title: String, _ ours: Samples, _ baseline: Samples, _ write: (Double) -> String,
+                            _ note: String) -> ResultRow {
+        ResultRow(
+            scenario: title, ours: Format.median(ours, write), baseline: "raw `URLSession`: \(Format.median(baseline, write))",
+            ratio: Format.ratio(ours.pairedRatio(to: baseline)), target: "—", met: nil, notes: [note])
+    }
+
+    /// Objects per second through raw `URLSession`, each body then written to its own file with `Data.write(to:)`.
+    private func sessionAndWrite(_ urls: [URL], _ fetcher: ConcurrentFetcher) throws -> Double {
+        let directory = try ScratchDirectory(prefix: "session-write")
+        let session = BaselineSession.make(maximumConnectionsPerHost: NetworkThroughputScenario.concurrency)
+        defer { session.finishTasksAndInvalidate() }
+        let folder = directory.url
+        return try fetcher.objectsPerSecond(urls, expectedSize: NetworkThroughputScenario.objectSize) { url in
+            let (data, _) = try await session.data(from: url)
+            try data.write(to: folder.appendingPathComponent(url.pathComponents.suffix(2).joined(separator: "-")))
+            return data.count
+        }
     }
 }

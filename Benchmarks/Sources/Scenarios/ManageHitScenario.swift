@@ -32,8 +32,8 @@ struct ManageHitScenario: BenchmarkScenario {
         let order = MemoryCacheLookupScenario.lookupOrder(entries: entries, lookups: operations)
 
         var failure: String?
-        let (ours, baseline) = context.measurement(full: 9, quick: 3).run(
-            ours: {
+        let samples = context.measurement(full: 9, quick: 3).run([
+            {
                 manager.resetStatistics()
                 let nanoseconds = MemoryCacheLookupScenario.nanoseconds(order.count) {
                     Self.manage(manager, cells, order)
@@ -46,13 +46,20 @@ struct ManageHitScenario: BenchmarkScenario {
                 }
                 return nanoseconds
             },
-            baseline: {
+            {
                 MemoryCacheLookupScenario.nanoseconds(order.count) {
                     if MemoryCacheLookupScenario.lookUp(dictionary, keys, order) != order.count {
                         failure = "dictionary missed"
                     }
                 }
-            })
+            },
+            {
+                MemoryCacheLookupScenario.nanoseconds(order.count) {
+                    if Self.lookUp(manager, rows, decoder, order) != order.count { failure = "cachedObject missed" }
+                }
+            },
+        ])
+        let (ours, baseline) = (samples[0], samples[1])
         if let failure { throw BenchmarkFailure(failure) }
         return [.comparing(
             "`manage` of a user whose object is in memory (weak attach + synchronous ready callback)",
@@ -60,7 +67,22 @@ struct ManageHitScenario: BenchmarkScenario {
             write: { Format.number($0) + " ns" }, direction: .atMost, limit: 5, target: "≤ 5×",
             notes: ["\(Self.cellCount) reusable cells re-managed \(Format.grouped(order.count)) times over "
                 + "\(Format.grouped(entries)) rows in memory; each call re-points the cell (one atomic store), "
-                + "detaches it from its old key, attaches it to the new one and delivers the object before returning"])]
+                + "detaches it from its old key, attaches it to the new one and delivers the object before returning"]),
+            ResultRow(
+                scenario: "(diagnostic) `cachedObject(for:decoder:)` on the same rows: the key and the memory-cache lookup alone",
+                ours: Format.median(samples[2], { Format.number($0) + " ns" }),
+                baseline: "`Dictionary` + `Mutex`: \(Format.median(baseline, { Format.number($0) + " ns" }))",
+                ratio: Format.ratio(samples[2].pairedRatio(to: baseline)), target: "—", met: nil,
+                notes: ["builds the `ObjectKey` from the request (`dataKey`) and the decoder, looks it up in the manager's "
+                    + "memory cache and casts the object: the part of a hit `manage` does before taking its lock"]),
+        ]
+    }
+
+    @inline(never)
+    static func lookUp(_ manager: ObjectManager, _ rows: [ObjectRequest], _ decoder: PayloadDecoder, _ order: [Int]) -> Int {
+        var hits = 0
+        for row in order where manager.cachedObject(for: rows[row], decoder: decoder) != nil { hits += 1 }
+        return hits
     }
 
     @inline(never)

@@ -32,12 +32,15 @@ struct NetworkThroughputScenario: BenchmarkScenario {
 
         var round = 0
         var failure: String?
+        var cpu = [String: Samples]()
         /// Fresh URLs for every round, so nothing could be answered from a cache.
         func urls(_ side: String) -> [URL] {
             round += 1
             return (0..<objects).map { server.url("/objects/\(side)/\(round)/\($0).bin") }
         }
         func measure(_ side: String, _ body: () throws -> Double) -> Double {
+            let start = CPUTime.now()
+            defer { cpu[side, default: Samples()].append((CPUTime.now() - start) / Double(objects) * 1e6) }
             do { return try body() } catch {
                 failure = "\(side): \(error)"
                 return 0
@@ -50,6 +53,7 @@ struct NetworkThroughputScenario: BenchmarkScenario {
         ])
         if let failure { throw BenchmarkFailure(failure) }
         let perSecond = { (value: Double) in Format.number(value) + "/s" }
+        let microseconds = { (samples: Samples?) in Format.number(samples?.median ?? 0) + " µs" }
         return [
             .comparing(
                 "\(Format.grouped(objects)) distinct 16 KB objects from a loopback HTTP server, no file cache",
@@ -57,7 +61,9 @@ struct NetworkThroughputScenario: BenchmarkScenario {
                 direction: .atLeast, limit: 0.95, target: "≥ 0.95×",
                 notes: ["objects per second, \(Self.concurrency) in flight on every side (the loader's 6 "
                     + "connections per host); a new manager / session per repetition; median (min–max) of "
-                    + "\(samples[0].count)"]),
+                    + "\(samples[0].count); CPU time per object (whole process, loopback server included): manager "
+                    + "\(microseconds(cpu["manager"])), raw `URLSession` \(microseconds(cpu["URLSession"])), loader alone "
+                    + "\(microseconds(cpu["loader"]))"]),
             ResultRow(
                 scenario: "(diagnostic) the same through the engine's `URLSessionDataLoader` alone",
                 ours: Format.median(samples[2], perSecond),
