@@ -6,7 +6,7 @@
 ///   lock            flock target: journal appends, compaction and promotions into ready/ hold it
 ///   session.lock    every open instance holds it shared; holding it exclusively means "alone"
 ///   dirty           exists from an open until the last instance closes cleanly
-///   loading/        in-progress writes, <pid>-<counter>-<random>.part
+///   loading/        in-progress writes, <pid>-<unique random>.part
 ///   ready/          complete entries only: <digest>-<version> (single layout)
 ///   ready/00 … ff/  complete entries spread over 256 buckets (bucketed layout)
 ///   ready.trash-*   what removeAll moved aside and is deleting

@@ -25,7 +25,7 @@ struct FileID: Hashable, Sendable {
             high = high << 8 | UInt64(digest[index])
             low = low << 8 | UInt64(digest[8 + index])
         }
-        return FileID(digestHigh: high, digestLow: low, version: UInt64.random(in: 1...UInt64.max))
+        return FileID(digestHigh: high, digestLow: low, version: FileNames.uniqueRandom() | 1)
     }
 
     /// Which of `count` buckets (a power of two up to 256) the entry belongs to: the top byte of its digest.
@@ -109,19 +109,29 @@ enum FileNames {
         return Int(high) << 4 | Int(low)
     }
 
-    private static let temporaryCounter = Atomic<UInt64>(0)
+    private static let counter = Atomic<UInt64>(0)
+    /// Drawn once per process from the system's random source.
+    private static let seed = UInt64.random(in: 0...UInt64.max)
+
+    /// 64 bits that differ on every call in this process and, with overwhelming probability,
+    /// from every value of every other process: the SplitMix64 finaliser of a random per-process
+    /// seed plus a counter. One `getrandom` per process instead of one per write.
+    static func uniqueRandom() -> UInt64 {
+        var value = seed &+ counter.wrappingAdd(1, ordering: .relaxed).newValue &* 0x9E37_79B9_7F4A_7C15
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
 
     /// A name for an in-progress write that no other writer (thread, instance or process) uses:
-    /// process id, a per-process counter and 64 random bits, so even a process that reuses a dead
-    /// one's pid cannot pick a name still on disk.
+    /// the process id and 64 bits from `uniqueRandom`, so even a process that reuses a dead one's
+    /// pid cannot pick a name still on disk.
     static func temporaryName() -> String {
-        let counter = temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
-        let random = UInt64.random(in: 0...UInt64.max)
-        return "\(Posix.processID)-\(counter)-\(String(random, radix: 16)).part"
+        "\(Posix.processID)-\(String(uniqueRandom(), radix: 16)).part"
     }
 
     /// A unique name for a temporary file or directory beside the index (compaction, removeAll).
     static func uniqueSuffix() -> String {
-        "\(Posix.processID)-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
+        "\(Posix.processID)-\(String(uniqueRandom(), radix: 16))"
     }
 }

@@ -176,8 +176,8 @@ enum Posix {
         return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
-    /// The process id, for unique temporary names.
-    static var processID: Int32 { getpid() }
+    /// The process id, for unique temporary names (read once: a `getpid` per write adds up).
+    static let processID: Int32 = getpid()
 }
 
 /// What identifies one version of a file's contents to the file system: device, inode, size and
