@@ -116,7 +116,8 @@ public final class BigFileCache: FileCaching {
         try store.verify(entry)
     }
 
-    /// Starts an invisible entry for `key` that a download streams into.
+    /// Starts an invisible entry for `key` that a download streams into. Throws
+    /// `FileCacheError.io` when the disk refuses or the key is longer than 1 MiB.
     public func makeWriter(forKey key: String) throws -> any FileCacheWriter {
         try store.makeWriter(forKey: key)
     }

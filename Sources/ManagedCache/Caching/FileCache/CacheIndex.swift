@@ -30,6 +30,14 @@ struct IndexKey: Hashable {
     }
 }
 
+/// Where an entry's file is, as a URL for `FileCacheEntry` and as a path for `open(2)`. Building
+/// a file URL costs about a microsecond on Linux, as much as the rest of a small read, so it is
+/// built once per entry and process.
+struct EntryLocation: Sendable {
+    let url: URL
+    let path: String
+}
+
 /// One entry in the in-memory index.
 struct IndexSlot {
     var record: EntryRecord
@@ -77,6 +85,8 @@ struct CacheIndex {
     /// `CacheStore.readData`). Beside the slots rather than in them: few entries are read per
     /// session, and smaller slots make opening a large cache faster.
     private var verifiedStamps: [Int32: FileStamp] = [:]
+    /// Per slot, the entry's location once it was looked up (see `EntryLocation`).
+    private var locations: [Int32: EntryLocation] = [:]
     let maximumAge: Double?
 
     init(bucketCount: Int, maximumAge: TimeInterval?) {
@@ -154,6 +164,7 @@ struct CacheIndex {
         slots[Int(slot)].live = false
         slots[Int(slot)].touchPending = false
         verifiedStamps[slot] = nil
+        locations[slot] = nil
         slots[Int(slot)].record.metadata = FileCacheMetadata()
         freeSlots.append(slot)
         count -= 1
@@ -198,6 +209,15 @@ struct CacheIndex {
 
     mutating func setVerifiedStamp(_ slot: Int32, _ stamp: FileStamp?) {
         verifiedStamps[slot] = stamp
+    }
+
+    /// The entry's location, if it was built before.
+    func location(_ slot: Int32) -> EntryLocation? {
+        locations[slot]
+    }
+
+    mutating func setLocation(_ slot: Int32, _ location: EntryLocation) {
+        locations[slot] = location
     }
 
     /// The stamp of the entry's file when its checksum last matched in this process, or nil.
