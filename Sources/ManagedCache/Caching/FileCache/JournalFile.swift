@@ -115,7 +115,9 @@ struct JournalFile {
     func _withWholeContents<T>(_ body: (UnsafeRawBufferPointer) -> T) -> (result: T?, errno: Int32) {
         guard let end = size else { return (nil, errno) }
         guard end > 0 else { return (body(UnsafeRawBufferPointer(start: nil, count: 0)), 0) }
-        guard let mapping = mmap(nil, end, PROT_READ, MAP_PRIVATE, descriptor, 0), mapping != MAP_FAILED else {
+        // MAP_FAILED is (void *)-1, which not every platform's overlay imports.
+        let failed = UnsafeMutableRawPointer(bitPattern: -1)
+        guard let mapping = mmap(nil, end, PROT_READ, MAP_PRIVATE, descriptor, 0), mapping != failed else {
             // Fall back to reading (file systems that cannot map).
             let (bytes, error) = readUnapplied(fromStart: true)
             guard let bytes else { return (nil, error) }
