@@ -145,7 +145,7 @@ struct JournalFile {
         return 0
     }
 
-    /// Flushes the journal to disk (at the last clean close, before the dirty marker goes).
+    /// Flushes the journal to disk (at the last clean close, before its session file goes).
     func synchronize() {
         Posix.synchronize(descriptor)
     }
