@@ -67,8 +67,7 @@ struct StoreState {
             degraded = true
             throw .io(operation: "create cache directories", errno: directories)
         }
-        Posix.closeFile(sessionLockDescriptor)
-        Posix.closeFile(journalLockDescriptor)
+        _releaseLockFiles()
         journal?.close()
         journal = nil
         sessionLockDescriptor = Posix.openFile(layout.sessionLock, O_RDWR | O_CREAT)
@@ -156,8 +155,17 @@ struct StoreState {
         sessionFile = nil
         journal?.close()
         journal = nil
-        Posix.closeFile(journalLockDescriptor)
-        Posix.closeFile(sessionLockDescriptor)
+        _releaseLockFiles()
+    }
+
+    /// Unlocks and closes the lock descriptors. The explicit unlock matters: a child process
+    /// forked by another thread holds a copy of every descriptor until it execs, and closing ours
+    /// would leave the lock held through that copy, so the next open would not know it is alone.
+    mutating func _releaseLockFiles() {
+        for descriptor in [journalLockDescriptor, sessionLockDescriptor] where descriptor >= 0 {
+            _ = Posix.lockFile(descriptor, LOCK_UN)
+            Posix.closeFile(descriptor)
+        }
         journalLockDescriptor = -1
         sessionLockDescriptor = -1
     }
