@@ -72,6 +72,18 @@ import TestSupport
         }
     }
 
+    @Test(arguments: CacheKind.allCases)
+    func aKeyTooLongForTheIndexIsRefusedAndTheCacheKeepsWorking(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            let cache = try kind.open(root)
+            let huge = String(repeating: "k", count: 2 << 20)
+            #expect(throws: FileCacheError.self) { try cache.store(Data("x".utf8), forKey: huge, metadata: FileCacheMetadata()) }
+            #expect(cache.entry(forKey: huge) == nil)
+            try cache.store(Data("y".utf8), forKey: "fine", metadata: FileCacheMetadata())
+            #expect(try expectConsistent(cache, root: root).map(\.key) == ["fine"])
+        }
+    }
+
     private func checkAll(_ cache: any FileCaching, keys: [String], root: URL) throws {
         #expect(cache.statistics.count == keys.count)
         var files = Set<URL>()

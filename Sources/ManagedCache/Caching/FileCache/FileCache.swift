@@ -102,7 +102,7 @@ public final class FileCache: FileCaching {
     }
 
     /// Starts an invisible entry for `key` that a download streams into, in a new file in
-    /// `loading/`. Throws `FileCacheError.io` when the disk refuses.
+    /// `loading/`. Throws `FileCacheError.io` when the disk refuses or the key is longer than 1 MiB.
     public func makeWriter(forKey key: String) throws -> any FileCacheWriter {
         try store.makeWriter(forKey: key)
     }
