@@ -142,7 +142,23 @@ public final class BigFileCache: FileCaching {
 
     /// Removes every entry; the cache stays usable.
     public func removeAll() {
+        store.removeAllPartials()
         store.removeAll()
+    }
+
+    /// The bytes of an interrupted download of `key`, kept to resume it (in `partial/`).
+    public func partialDownload(forKey key: String) -> PartialDownload? {
+        store.partialDownload(forKey: key)
+    }
+
+    /// A writer continuing `partial`: its bytes are already written.
+    public func makeWriter(resuming partial: PartialDownload) throws -> any FileCacheWriter {
+        try store.makeWriter(resuming: partial)
+    }
+
+    /// Drops the kept bytes of an interrupted download of `key`.
+    public func discardPartialDownload(forKey key: String) {
+        store.discardPartialDownload(forKey: key)
     }
 
     /// Runs one pass on the next slice, then more while the cache is over a limit (at most one

@@ -127,7 +127,23 @@ public final class FileCache: FileCaching {
     /// Removes every entry; the cache stays usable. Writes in progress are not affected and
     /// appear when they commit.
     public func removeAll() {
+        store.removeAllPartials()
         store.removeAll()
+    }
+
+    /// The bytes of an interrupted download of `key`, kept to resume it (in `partial/`).
+    public func partialDownload(forKey key: String) -> PartialDownload? {
+        store.partialDownload(forKey: key)
+    }
+
+    /// A writer continuing `partial`: its bytes are already written.
+    public func makeWriter(resuming partial: PartialDownload) throws -> any FileCacheWriter {
+        try store.makeWriter(resuming: partial)
+    }
+
+    /// Drops the kept bytes of an interrupted download of `key`.
+    public func discardPartialDownload(forKey key: String) {
+        store.discardPartialDownload(forKey: key)
     }
 
     /// Deletes expired entries, enforces the limits and writes pending recency to the index.
