@@ -47,6 +47,16 @@ let package = Package(
             dependencies: ["ManagedCache", "LoopbackServer"],
             path: "Examples/CustomUser"
         ),
+        .executableTarget(
+            name: "LargeFiles",
+            dependencies: ["ManagedCache", "LoopbackServer"],
+            path: "Examples/LargeFiles"
+        ),
+        .executableTarget(
+            name: "CustomFileCache",
+            dependencies: ["ManagedCache", "LoopbackServer"],
+            path: "Examples/CustomFileCache"
+        ),
         // A child process for the file-cache crash tests: writes entries until it is killed.
         .executableTarget(
             name: "FileCacheCrashWriter",

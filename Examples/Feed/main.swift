@@ -109,3 +109,4 @@ print("\n| measure | value |\n| --- | --- |")
 for (name, value) in table { print("| \(name) | \(value) |") }
 print("\nfile cache: \(cacheDirectory.path) — run again to load from it, or pass --fresh")
 server.stop()
+if !cells.allSatisfy(\.isShowingImages) { exit(1) }  // CI runs this example: the rows at rest must show

@@ -155,3 +155,24 @@ public enum FileCacheError: Error, Sendable, Hashable {
     /// The writer was already committed or aborted.
     case writerClosed
 }
+
+/// Conveniences, so a custom file cache implements only what is specific to it.
+extension FileCaching {
+    /// Writes `data` with a new writer and commits it.
+    @discardableResult
+    public func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata) throws -> FileCacheEntry {
+        let writer = try makeWriter(forKey: key)
+        do {
+            try writer.write(data)
+            return try writer.commit(metadata: metadata)
+        } catch {
+            writer.abort()
+            throw error
+        }
+    }
+
+    /// Verifies an entry by reading it (`readData(for:)` checks it).
+    public func verify(_ entry: FileCacheEntry) throws {
+        _ = try readData(for: entry)
+    }
+}

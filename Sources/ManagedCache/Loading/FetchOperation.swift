@@ -93,7 +93,9 @@ struct FetchOperation: Sendable {
                 fileCache?.discardPartialDownload(forKey: dataKey)  // the server cannot continue it: start over
                 continue
             } catch {
-                let failure = ManagedCacheError.from(loaderError: error)
+                var failure = ManagedCacheError.from(loaderError: error)
+                // URLSession's own backstop timeout reports no duration: every idle timeout is the policy's.
+                if case .timedOut = failure { failure = .timedOut(seconds: policy.timeout) }
                 guard failure.isTransient, retries < policy.retry.maximumRetries, !Task.isCancelled else {
                     if failure.isTransient, case .fileEntry(let entry) = stale, !entry.metadata.freshness.mustRevalidate,
                        let cached = read(entry) {

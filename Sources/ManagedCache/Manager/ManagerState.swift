@@ -15,6 +15,8 @@ struct ManagerState {
     var nextIdentifier: UInt64 = 1
     var sweepThreshold = 64
     var isShutDown = false
+    /// Running preloads, cancelled when a real request needs the disk.
+    var preloads: [Task<Int, Never>] = []
 
     init(loadingBufferSize: Int) {
         loadingBuffer = LoadingBuffer(capacity: loadingBufferSize)

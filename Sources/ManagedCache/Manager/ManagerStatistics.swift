@@ -29,6 +29,8 @@ public struct ManagerStatistics: Sendable, Hashable {
     public var loadsCancelledByBuffer = 0
     /// Loads cancelled for any reason (buffer, no users, caller, shutdown).
     public var loadsCancelled = 0
+    /// Objects decoded into the memory cache by `preloadFromFileCache`.
+    public var preloadedObjects = 0
     /// Prefetches started.
     public var prefetchesStarted = 0
     /// Failed loads, by kind of failure.

@@ -33,6 +33,7 @@ extension ObjectManager {
         inPrefetchLane: Bool, validators: HTTPFreshness? = nil, in state: inout ManagerState
     ) -> UInt64 {
         let identifier = state._makeIdentifier()
+        if !inPrefetchLane { _cancelPreloads(in: &state) }
         var fetch = FetchRecord(identifier: identifier, dataKey: dataKey, request: request, policy: policy,
                                 inPrefetchLane: inPrefetchLane)
         if let subscriber { fetch.subscribers.insert(subscriber) } else { fetch.prefetchHolds = 1 }
@@ -44,7 +45,7 @@ extension ObjectManager {
             dataKey: dataKey, request: request, policy: policy, loader: configuration.dataLoader,
             fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
             memoryValidators: validators, callbacks: makeFetchCallbacks(dataKey: dataKey, fetch: identifier))
-        fetch.task = Task { [weak self] in
+        fetch.task = Task(executorPreference: LoadingExecutor.shared) { [weak self] in
             let result = await operation.run()
             guard let jobs = self?.completeFetch(dataKey: dataKey, fetch: identifier, result: result) else { return }
             for job in jobs {

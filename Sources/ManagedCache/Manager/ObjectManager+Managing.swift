@@ -118,6 +118,7 @@ extension ObjectManager {
                     handler.generation &+= 1
                     handler.phase = .loaded
                     state.handlers[key] = handler
+                    _cancelPreloads(in: &state)
                     fileLookup = (handler.generation, policy)
                 } else {
                     work.append(_startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state))
@@ -131,7 +132,7 @@ extension ObjectManager {
                 loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy,
                                   synchronousUser: ObjectIdentifier(user))
             } else {
-                Task { [weak self] in
+                Task(executorPreference: LoadingExecutor.shared) { [weak self] in
                     self?.loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy,
                                             synchronousUser: nil)
                 }

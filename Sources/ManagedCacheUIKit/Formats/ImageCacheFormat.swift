@@ -1,3 +1,5 @@
+import ManagedCache
+
 /// A named way of caching an image: a target size, a scale mode and transforms (Haneke's
 /// `HNKCacheFormat`). Each format of a URL is its own cached variant, keyed by URL (or oid) plus
 /// the format's name, and every format of one URL shares a single download.

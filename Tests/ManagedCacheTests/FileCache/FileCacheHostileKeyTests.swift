@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ManagedCache
 
 /// Any key, however hostile, stays inside the cache root and never shares data with another key.
-@Suite struct FileCacheHostileKeyTests {
+@Suite(.offCooperativePool) struct FileCacheHostileKeyTests {
     /// At least 1,000 distinct keys (as UTF-8 byte strings): traversal, absolute paths, NUL
     /// bytes, separators, very long keys, Unicode look-alikes and random Unicode.
     static func hostileKeys() -> [String] {
@@ -68,6 +69,18 @@ import Testing
             #expect(regularFiles(under: sandbox).allSatisfy { $0.hasPrefix("inner/cache/") })
             #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.path) == ["inner"])
             #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.appendingPathComponent("inner").path) == ["cache"])
+        }
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func aKeyTooLongForTheIndexIsRefusedAndTheCacheKeepsWorking(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            let cache = try kind.open(root)
+            let huge = String(repeating: "k", count: 2 << 20)
+            #expect(throws: FileCacheError.self) { try cache.store(Data("x".utf8), forKey: huge, metadata: FileCacheMetadata()) }
+            #expect(cache.entry(forKey: huge) == nil)
+            try cache.store(Data("y".utf8), forKey: "fine", metadata: FileCacheMetadata())
+            #expect(try expectConsistent(cache, root: root).map(\.key) == ["fine"])
         }
     }
 

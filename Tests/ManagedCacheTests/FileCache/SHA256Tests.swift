@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ManagedCache
 
-@Suite struct SHA256Tests {
+@Suite(.offCooperativePool) struct SHA256Tests {
     private func hex(_ bytes: [UInt8]) -> String {
         bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
     }

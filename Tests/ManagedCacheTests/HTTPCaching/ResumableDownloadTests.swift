@@ -4,6 +4,19 @@ import ManagedCache
 import Testing
 import TestSupport
 
+/// The file caches that keep partial downloads: the test fixture and the two shipped ones.
+enum ResumableCacheKind: String, CaseIterable, Sendable {
+    case simple, file, big
+
+    func make(_ directory: URL) throws -> any FileCaching {
+        switch self {
+        case .simple: return SimpleFileCache(directory: directory)
+        case .file: return try FileCache(directory: directory)
+        case .big: return try BigFileCache(directory: directory)
+        }
+    }
+}
+
 @Suite struct ResumableDownloadTests {
     static let size = 5_000_000
     static let cut = 3_000_000  // 60 %
@@ -20,11 +33,12 @@ import TestSupport
         #expect(partial?.validator == etag)
     }
 
-    @Test func interruptedDownloadResumesWithARangeForTheRest() async throws {
+    @Test(arguments: ResumableCacheKind.allCases)
+    func interruptedDownloadResumesWithARangeForTheRest(kind: ResumableCacheKind) async throws {
         let server = try LoopbackServer()
         let body = fixtureBody("five-megabytes", count: Self.size)
         let directory = TemporaryDirectory()
-        let fileCache = SimpleFileCache(directory: directory.url)
+        let fileCache = try kind.make(directory.url)
         let manager = makeNetworkManager(fileCache: fileCache)
         try await interruptedLoad(server: server, manager: manager, fileCache: fileCache, body: body, etag: "\"big-1\"")
         let kept = try #require(fileCache.partialDownload(forKey: server.url("/big").absoluteString)).byteCount
@@ -40,12 +54,13 @@ import TestSupport
         #expect(fileCache.partialDownload(forKey: server.url("/big").absoluteString) == nil)
     }
 
-    @Test func changedETagForcesACleanRestart() async throws {
+    @Test(arguments: ResumableCacheKind.allCases)
+    func changedETagForcesACleanRestart(kind: ResumableCacheKind) async throws {
         let server = try LoopbackServer()
         let oldBody = fixtureBody("old", count: Self.size)
         let newBody = fixtureBody("new", count: Self.size)
         let directory = TemporaryDirectory()
-        let fileCache = SimpleFileCache(directory: directory.url)
+        let fileCache = try kind.make(directory.url)
         let manager = makeNetworkManager(fileCache: fileCache)
         try await interruptedLoad(server: server, manager: manager, fileCache: fileCache, body: oldBody, etag: "\"old\"")
 
@@ -56,11 +71,12 @@ import TestSupport
         #expect(server.bodyBytesSent == Self.size)
     }
 
-    @Test func serverWithoutRangeSupportGetsACleanRestart() async throws {
+    @Test(arguments: ResumableCacheKind.allCases)
+    func serverWithoutRangeSupportGetsACleanRestart(kind: ResumableCacheKind) async throws {
         let server = try LoopbackServer()
         let body = fixtureBody("norange", count: Self.size)
         let directory = TemporaryDirectory()
-        let fileCache = SimpleFileCache(directory: directory.url)
+        let fileCache = try kind.make(directory.url)
         let manager = makeNetworkManager(fileCache: fileCache)
         try await interruptedLoad(server: server, manager: manager, fileCache: fileCache, body: body, etag: "\"n\"")
 
@@ -71,11 +87,12 @@ import TestSupport
         #expect(data == body)
     }
 
-    @Test func partialDataIsNeverVisibleAsAnObject() async throws {
+    @Test(arguments: ResumableCacheKind.allCases)
+    func partialDataIsNeverVisibleAsAnObject(kind: ResumableCacheKind) async throws {
         let server = try LoopbackServer()
         let body = fixtureBody("partial", count: Self.size)
         let directory = TemporaryDirectory()
-        let fileCache = SimpleFileCache(directory: directory.url)
+        let fileCache = try kind.make(directory.url)
         let manager = makeNetworkManager(fileCache: fileCache)
         try await interruptedLoad(server: server, manager: manager, fileCache: fileCache, body: body, etag: "\"p\"")
         #expect(fileCache.entry(forKey: server.url("/big").absoluteString) == nil)
@@ -83,15 +100,43 @@ import TestSupport
         #expect(manager.memoryCache.count == 0)
     }
 
-    @Test func resumingCanBeTurnedOffByPolicy() async throws {
+    @Test(arguments: ResumableCacheKind.allCases)
+    func resumingCanBeTurnedOffByPolicy(kind: ResumableCacheKind) async throws {
         let server = try LoopbackServer()
         let body = fixtureBody("off", count: 1_000_000)
         server.setRoute("/big", LoopbackResponse.ok(body).caching(etag: "\"o\"")
             .behaving(.truncate(afterBodyBytes: 600_000, sendContentLength: true)))
         let directory = TemporaryDirectory()
-        let fileCache = SimpleFileCache(directory: directory.url)
+        let fileCache = try kind.make(directory.url)
         let manager = makeNetworkManager(fileCache: fileCache) { $0.policy.resumesDownloads = false }
         _ = try? await manager.object(for: ObjectRequest(url: server.url("/big")), decoder: DataDecoder())
         #expect(fileCache.partialDownload(forKey: server.url("/big").absoluteString) == nil)
+    }
+
+    @Test func partialDownloadSurvivesReopeningTheCacheAndRemoveAllClearsIt() async throws {
+        let server = try LoopbackServer()
+        let body = fixtureBody("relaunch", count: Self.size)
+        let directory = TemporaryDirectory()
+        let key = server.url("/big").absoluteString
+        do {
+            let fileCache = try FileCache(directory: directory.url)
+            try await interruptedLoad(server: server, manager: makeNetworkManager(fileCache: fileCache),
+                                      fileCache: fileCache, body: body, etag: "\"r\"")
+        }
+        // The app is launched again: a new cache instance and manager on the same directory.
+        let reopened = try FileCache(directory: directory.url)
+        let kept = try #require(reopened.partialDownload(forKey: key)).byteCount
+        server.setRoute("/big", LoopbackResponse.ok(body).caching(etag: "\"r\""))
+        server.resetStatistics()
+        let data = try await makeNetworkManager(fileCache: reopened)
+            .object(for: ObjectRequest(url: server.url("/big")), decoder: DataDecoder())
+        #expect(data == body)
+        #expect(server.bodyBytesSent == Self.size - kept)
+
+        reopened.removeEntry(forKey: key)  // so the next load goes to the network and is cut again
+        try await interruptedLoad(server: server, manager: makeNetworkManager(fileCache: reopened),
+                                  fileCache: reopened, body: fixtureBody("other", count: Self.size), etag: "\"s\"")
+        reopened.removeAll()
+        #expect(reopened.partialDownload(forKey: key) == nil)
     }
 }

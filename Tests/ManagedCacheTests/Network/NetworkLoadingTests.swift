@@ -94,7 +94,7 @@ import TestSupport
         let manager = makeNetworkManager { $0.policy.timeout = 0.3 }
         let user = RecordingUser(ObjectRequest(url: server.url("/stall")), decoder: DataDecoder())
         manager.manage(user)
-        #expect(await waitUntil(timeout: 20) { user.errors.count == 1 })
+        #expect(await waitUntil { user.errors.count == 1 })
         #expect(user.errors == [.timedOut(seconds: 0.3)])
         #expect(manager.memoryCache.count == 0)
         // The timed-out transfer was stopped: the client closed its connection.
@@ -113,7 +113,7 @@ import TestSupport
         #expect(moved.objects[0].text == "moved")
         let looping = RecordingUser(ObjectRequest(url: server.url("/loop")), decoder: BlobDecoder())
         manager.manage(looping)
-        #expect(await waitUntil(timeout: 20) { looping.errors.count == 1 })
+        #expect(await waitUntil { looping.errors.count == 1 })
         guard case .transport = looping.errors.first else {
             Issue.record("expected a transport error for a redirect loop, got \(looping.errors)")
             return

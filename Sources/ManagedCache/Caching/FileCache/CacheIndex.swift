@@ -1,61 +1,5 @@
 import Foundation
 
-/// A cache key compared and hashed by its UTF-8 bytes.
-///
-/// Swift's `String` equality treats canonically equivalent strings (a precomposed "é" and "e"
-/// followed by a combining accent) as equal. Cache keys are URLs and oids whose bytes are what
-/// a server sees, so two such keys are two entries: comparing bytes keeps them apart.
-struct IndexKey: Hashable {
-    let string: String
-
-    init(_ string: String) { self.string = string }
-
-    static func == (lhs: IndexKey, rhs: IndexKey) -> Bool {
-        let fast = lhs.string.utf8.withContiguousStorageIfAvailable { left in
-            rhs.string.utf8.withContiguousStorageIfAvailable { right in
-                left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-            }
-        }
-        if let fast, let result = fast { return result }
-        return lhs.string.utf8.elementsEqual(rhs.string.utf8)
-    }
-
-    func hash(into hasher: inout Hasher) {
-        // Both paths feed the same bytes in one `combine(bytes:)`, so equal keys hash equally
-        // whether or not their storage is contiguous.
-        let done: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        if done == nil {
-            Array(string.utf8).withUnsafeBytes { hasher.combine(bytes: $0) }
-        }
-    }
-}
-
-/// One entry in the in-memory index.
-struct IndexSlot {
-    var record: EntryRecord
-    /// When the entry expires (seconds since the reference date), `.infinity` for never.
-    var expires: Double
-    /// Global use order: higher is more recent. Assigned in replay order, so it survives reopening.
-    var useSequence: UInt64
-    var bucket: Int32
-    /// Neighbours in the bucket's LRU list (towards more recent / less recent), -1 for none.
-    var newer: Int32
-    var older: Int32
-    /// The encoded size of the entry's `add` record.
-    var recordBytes: Int32
-    var live: Bool
-    /// A hit not yet written to the journal.
-    var touchPending: Bool
-}
-
-/// The LRU list and totals of one bucket.
-struct BucketList {
-    var newest: Int32 = -1
-    var oldest: Int32 = -1
-    var count = 0
-    var bytes = 0
-}
-
 /// The in-memory index of a cache: entries by key, an LRU list per bucket, totals, and an
 /// expiry heap. Plain data, guarded by `CacheStore`'s mutex; nothing here does I/O.
 ///
@@ -77,6 +21,8 @@ struct CacheIndex {
     /// `CacheStore.readData`). Beside the slots rather than in them: few entries are read per
     /// session, and smaller slots make opening a large cache faster.
     private var verifiedStamps: [Int32: FileStamp] = [:]
+    /// Per slot, the entry's location once it was looked up (see `EntryLocation`).
+    private var locations: [Int32: EntryLocation] = [:]
     let maximumAge: Double?
 
     init(bucketCount: Int, maximumAge: TimeInterval?) {
@@ -154,6 +100,7 @@ struct CacheIndex {
         slots[Int(slot)].live = false
         slots[Int(slot)].touchPending = false
         verifiedStamps[slot] = nil
+        locations[slot] = nil
         slots[Int(slot)].record.metadata = FileCacheMetadata()
         freeSlots.append(slot)
         count -= 1
@@ -198,6 +145,15 @@ struct CacheIndex {
 
     mutating func setVerifiedStamp(_ slot: Int32, _ stamp: FileStamp?) {
         verifiedStamps[slot] = stamp
+    }
+
+    /// The entry's location, if it was built before.
+    func location(_ slot: Int32) -> EntryLocation? {
+        locations[slot]
+    }
+
+    mutating func setLocation(_ slot: Int32, _ location: EntryLocation) {
+        locations[slot] = location
     }
 
     /// The stamp of the entry's file when its checksum last matched in this process, or nil.

@@ -5,8 +5,9 @@
 ///   journal         the index: an append-only log of records, replaced atomically when compacted
 ///   lock            flock target: journal appends, compaction and promotions into ready/ hold it
 ///   session.lock    every open instance holds it shared; holding it exclusively means "alone"
-///   dirty           exists from an open until the last instance closes cleanly
-///   loading/        in-progress writes, <pid>-<counter>-<random>.part
+///   sessions/       one file per open instance, deleted when it closes cleanly: a file left
+///                   behind means an instance crashed and index and files must be reconciled
+///   loading/        in-progress writes, <pid>-<unique random>.part
 ///   ready/          complete entries only: <digest>-<version> (single layout)
 ///   ready/00 … ff/  complete entries spread over 256 buckets (bucketed layout)
 ///   ready.trash-*   what removeAll moved aside and is deleting
@@ -27,7 +28,7 @@ struct CacheLayout: Sendable {
     let journal: String
     let journalLock: String
     let sessionLock: String
-    let dirtyMarker: String
+    let sessions: String
     /// Bucket directory paths (one, `ready` itself, for the single layout).
     let bucketDirectories: [String]
 
@@ -42,7 +43,7 @@ struct CacheLayout: Sendable {
         journal = root + "/journal"
         journalLock = root + "/lock"
         sessionLock = root + "/session.lock"
-        dirtyMarker = root + "/dirty"
+        sessions = root + "/sessions"
         switch kind {
         case .single: bucketDirectories = [ready]
         case .bucketed: bucketDirectories = (0..<256).map { ready + "/" + FileNames.bucketName($0) }
@@ -65,7 +66,7 @@ struct CacheLayout: Sendable {
         loading + "/" + FileNames.temporaryName()
     }
 
-    /// Creates the root, `loading/` and `ready/` (bucket directories are created when first
+    /// Creates the root, `loading/`, `ready/` and `sessions/` (bucket directories are created when first
     /// needed). Returns 0 or the `errno` of the failing step (`ENOTDIR` when the root is a file).
     func makeDirectories() -> Int32 {
         let rootResult = Posix.makeDirectories(root)
@@ -74,6 +75,8 @@ struct CacheLayout: Sendable {
         if loadingResult != 0 { return loadingResult }
         let readyResult = Posix.makeDirectory(ready)
         if readyResult != 0 { return readyResult }
+        let sessionsResult = Posix.makeDirectory(sessions)
+        if sessionsResult != 0 { return sessionsResult }
         return Posix.requireDirectory(ready)
     }
 }

@@ -28,8 +28,7 @@ extension CacheStore {
 
     /// The bytes of `entry`, checked against its checksum.
     func readData(for entry: FileCacheEntry) throws(FileCacheError) -> Data {
-        let (record, verifiedStamp) = try currentRecord(of: entry)
-        let path = layout.path(for: record.id)
+        let (record, path, verifiedStamp) = try currentRecord(of: entry)
         let descriptor = Posix.openFile(path, O_RDONLY)
         guard descriptor >= 0 else { throw missingFile(record, path: path, errno: -descriptor) }
         defer { Posix.closeFile(descriptor) }
@@ -63,8 +62,7 @@ extension CacheStore {
 
     /// Checks `entry`'s own file against its checksum without keeping the bytes.
     func verify(_ entry: FileCacheEntry) throws(FileCacheError) {
-        let (record, verifiedStamp) = try currentRecord(of: entry)
-        let path = layout.path(for: record.id)
+        let (record, path, verifiedStamp) = try currentRecord(of: entry)
         let descriptor = Posix.openFile(path, O_RDONLY)
         guard descriptor >= 0 else { throw missingFile(record, path: path, errno: -descriptor) }
         defer { Posix.closeFile(descriptor) }
@@ -97,12 +95,12 @@ extension CacheStore {
     /// they are not handed out under the old entry; the newer version is left alone). Versions
     /// are told apart by commit time and size: `_commit` makes successive versions' commit
     /// times strictly increasing.
-    private func currentRecord(of entry: FileCacheEntry) throws(FileCacheError) -> (EntryRecord, FileStamp?) {
-        guard let (record, stamp) = peek(entry.key),
+    private func currentRecord(of entry: FileCacheEntry) throws(FileCacheError) -> (EntryRecord, String, FileStamp?) {
+        guard let (record, path, stamp) = peek(entry.key),
               record.created == entry.createdAt.timeIntervalSinceReferenceDate, record.size == entry.byteCount else {
             throw .corrupted(key: entry.key)
         }
-        return (record, stamp)
+        return (record, path, stamp)
     }
 
     /// Removes a corrupted entry and returns the error to throw.

@@ -59,8 +59,8 @@ final class CacheStore: Sendable {
     var now: Double { clock().timeIntervalSinceReferenceDate }
 
     /// The public description of a record.
-    func makeEntry(_ record: EntryRecord) -> FileCacheEntry {
-        FileCacheEntry(key: record.key, fileURL: URL(fileURLWithPath: layout.path(for: record.id), isDirectory: false),
+    func makeEntry(_ record: EntryRecord, url: URL? = nil) -> FileCacheEntry {
+        FileCacheEntry(key: record.key, fileURL: url ?? URL(fileURLWithPath: layout.path(for: record.id), isDirectory: false),
                        byteCount: record.size, createdAt: Date(timeIntervalSinceReferenceDate: record.created),
                        metadata: record.metadata)
     }
@@ -74,13 +74,16 @@ final class CacheStore: Sendable {
 
     func entry(forKey key: String) -> FileCacheEntry? {
         let now = self.now
-        guard let record = try? withState({ state throws(FileCacheError) in state._lookup(key, now: now) }) else {
+        guard let (record, location) = try? withState({ state throws(FileCacheError) in state._lookup(key, now: now) }) else {
             return nil
         }
-        return makeEntry(record)
+        return makeEntry(record, url: location.url)
     }
 
     func makeWriter(forKey key: String) throws(FileCacheError) -> StoreWriter {
+        guard key.utf8.count <= StoreState.maximumKeyLength else {
+            throw .io(operation: "make writer: key longer than 1 MiB", errno: ENAMETOOLONG)
+        }
         try withState { state throws(FileCacheError) in try state._ensureUsable() }
         var path = layout.newTemporaryPath()
         var descriptor = Posix.openFile(path, O_WRONLY | O_CREAT | O_EXCL)
@@ -179,15 +182,15 @@ final class CacheStore: Sendable {
     }
 
     func entriesByRecency(limit: Int) -> [FileCacheEntry] {
-        state.withLock { $0._recordsByRecency(limit: limit) }.map(makeEntry)
+        state.withLock { $0._recordsByRecency(limit: limit) }.map { makeEntry($0) }
     }
 
     func entriesUsedInPreviousSession(limit: Int) -> [FileCacheEntry] {
-        state.withLock { $0._recordsUsedInPreviousSession(limit: limit) }.map(makeEntry)
+        state.withLock { $0._recordsUsedInPreviousSession(limit: limit) }.map { makeEntry($0) }
     }
 
-    /// The current record of `key` (no use recorded) and the stamp of its last verification.
-    func peek(_ key: String) -> (record: EntryRecord, stamp: FileStamp?)? {
+    /// The current record of `key` (no use recorded), its file's path and the stamp of its last verification.
+    func peek(_ key: String) -> (record: EntryRecord, path: String, stamp: FileStamp?)? {
         state.withLock { $0._peek(key) }
     }
 

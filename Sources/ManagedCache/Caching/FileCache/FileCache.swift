@@ -102,7 +102,7 @@ public final class FileCache: FileCaching {
     }
 
     /// Starts an invisible entry for `key` that a download streams into, in a new file in
-    /// `loading/`. Throws `FileCacheError.io` when the disk refuses.
+    /// `loading/`. Throws `FileCacheError.io` when the disk refuses or the key is longer than 1 MiB.
     public func makeWriter(forKey key: String) throws -> any FileCacheWriter {
         try store.makeWriter(forKey: key)
     }
@@ -127,7 +127,23 @@ public final class FileCache: FileCaching {
     /// Removes every entry; the cache stays usable. Writes in progress are not affected and
     /// appear when they commit.
     public func removeAll() {
+        store.removeAllPartials()
         store.removeAll()
+    }
+
+    /// The bytes of an interrupted download of `key`, kept to resume it (in `partial/`).
+    public func partialDownload(forKey key: String) -> PartialDownload? {
+        store.partialDownload(forKey: key)
+    }
+
+    /// A writer continuing `partial`: its bytes are already written.
+    public func makeWriter(resuming partial: PartialDownload) throws -> any FileCacheWriter {
+        try store.makeWriter(resuming: partial)
+    }
+
+    /// Drops the kept bytes of an interrupted download of `key`.
+    public func discardPartialDownload(forKey key: String) {
+        store.discardPartialDownload(forKey: key)
     }
 
     /// Deletes expired entries, enforces the limits and writes pending recency to the index.

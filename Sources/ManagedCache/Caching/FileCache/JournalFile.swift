@@ -68,6 +68,15 @@ struct JournalFile {
         return (journal, 0)
     }
 
+    /// Whether the path still names this file, and the file's size. One `fstat` when nothing
+    /// was replaced: a journal replaced by compaction (or deleted with its directory) has no
+    /// links left, and only then is the path looked at.
+    func state(_ path: String) -> (PathState, size: Int?) {
+        guard let info = Posix.status(of: descriptor) else { return (pathState(path), nil) }
+        if info.st_nlink > 0 { return (.same, Int(info.st_size)) }
+        return (pathState(path), Int(info.st_size))
+    }
+
     /// Whether the path still names this file.
     func pathState(_ path: String) -> PathState {
         guard let info = Posix.status(path) else { return .missing }
@@ -81,9 +90,10 @@ struct JournalFile {
     }
 
     /// Whether another instance appended to or replaced the journal since this one last caught up.
-    /// Two cheap system calls, no lock: used before deciding a lookup is a miss.
+    /// One cheap system call, no lock: used before deciding a lookup is a miss.
     func mayHaveNews(_ path: String) -> Bool {
-        size != appliedOffset || pathState(path) != .same
+        let (pathState, size) = state(path)
+        return pathState != .same || size != appliedOffset
     }
 
     /// The bytes after the applied offset (everything when `fromStart`), or nil with `errno`.
@@ -101,11 +111,13 @@ struct JournalFile {
 
     /// Calls `body` with the whole journal mapped into memory (read-only), or returns nil with
     /// `errno`. Replaying a large index this way skips copying it and zero-filling a buffer for
-    /// it. The caller holds the journal lock, so no other instance truncates the file meanwhile.
-    func withWholeContents<T>(_ body: (UnsafeRawBufferPointer) -> T) -> (result: T?, errno: Int32) {
+    /// it. Assumes the journal lock is held, so that no other instance truncates the file meanwhile.
+    func _withWholeContents<T>(_ body: (UnsafeRawBufferPointer) -> T) -> (result: T?, errno: Int32) {
         guard let end = size else { return (nil, errno) }
         guard end > 0 else { return (body(UnsafeRawBufferPointer(start: nil, count: 0)), 0) }
-        guard let mapping = mmap(nil, end, PROT_READ, MAP_PRIVATE, descriptor, 0), mapping != MAP_FAILED else {
+        // MAP_FAILED is (void *)-1, which not every platform's overlay imports.
+        let failed = UnsafeMutableRawPointer(bitPattern: -1)
+        guard let mapping = mmap(nil, end, PROT_READ, MAP_PRIVATE, descriptor, 0), mapping != failed else {
             // Fall back to reading (file systems that cannot map).
             let (bytes, error) = readUnapplied(fromStart: true)
             guard let bytes else { return (nil, error) }
@@ -121,8 +133,8 @@ struct JournalFile {
     }
 
     /// Appends frames at the end of the journal; on failure truncates back to where it was and
-    /// returns the `errno`. The caller holds the journal lock and has caught up.
-    mutating func append(_ bytes: [UInt8]) -> Int32 {
+    /// returns the `errno`. Assumes the journal lock is held and the index caught up.
+    mutating func _append(_ bytes: [UInt8]) -> Int32 {
         guard !bytes.isEmpty else { return 0 }
         let error = bytes.withUnsafeBytes { Posix.writeAll(descriptor, $0) }
         if error != 0 {
@@ -133,7 +145,7 @@ struct JournalFile {
         return 0
     }
 
-    /// Flushes the journal to disk (at the last clean close, before the dirty marker goes).
+    /// Flushes the journal to disk (at the last clean close, before its session file goes).
     func synchronize() {
         Posix.synchronize(descriptor)
     }

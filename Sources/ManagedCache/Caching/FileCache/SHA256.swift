@@ -1,59 +1,37 @@
 /// SHA-256 (FIPS 180-4), used to name cache files after their keys.
 ///
-/// CryptoKit does not exist on Linux and the package takes no dependencies, so this is a plain,
-/// unoptimised implementation: the caches hash a key once per write, never per read, so its speed
-/// does not matter. Only its output does: a strong hash makes file names independent of what a
-/// (possibly hostile) key contains, and makes two keys sharing a name practically impossible.
-/// The caches still store the full key and compare it, so even a collision could not mix entries.
-struct SHA256: Sendable {
-    private var state: [UInt32] = [
-        0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a,
-        0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
-    ]
-    private var pending: [UInt8] = []
-    private var totalBytes: UInt64 = 0
-
-    /// Creates a hash of no bytes.
-    init() {
-        pending.reserveCapacity(64)
-    }
-
-    /// The digest of `bytes` in one call.
-    static func digest(_ bytes: some Sequence<UInt8>) -> [UInt8] {
-        var hash = SHA256()
-        hash.update(bytes)
-        return hash.finalize()
-    }
-
-    /// Feeds more bytes.
-    mutating func update(_ bytes: some Sequence<UInt8>) {
-        for byte in bytes {
-            pending.append(byte)
-            totalBytes &+= 1
-            if pending.count == 64 {
-                compress(pending)
-                pending.removeAll(keepingCapacity: true)
+/// CryptoKit does not exist on Linux and the package takes no dependencies, so this is a plain
+/// implementation. It runs once per write (never per read), on the key: a strong hash makes file
+/// names independent of what a (possibly hostile) key contains, and two keys sharing a name
+/// practically impossible. The caches still store the full key and compare it, so even a
+/// collision could not mix entries.
+enum SHA256 {
+    /// The 32-byte digest of `bytes`.
+    static func digest(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        // The message, a 0x80 byte, zeros up to 56 mod 64, and the bit length: one buffer.
+        let length = bytes.count
+        let paddedLength = (length + 9 + 63) / 64 * 64
+        var message = [UInt8](repeating: 0, count: paddedLength)
+        message.withUnsafeMutableBufferPointer { buffer in
+            _ = buffer.initialize(from: bytes)
+            buffer[length] = 0x80
+            let bitLength = UInt64(length) &* 8
+            for index in 0..<8 {
+                buffer[paddedLength - 1 - index] = UInt8(truncatingIfNeeded: bitLength >> UInt64(index * 8))
             }
         }
-    }
-
-    /// The 32-byte digest. Consumes the hash.
-    mutating func finalize() -> [UInt8] {
-        let bitLength = totalBytes &* 8
-        pending.append(0x80)
-        if pending.count > 56 {
-            while pending.count < 64 { pending.append(0) }
-            compress(pending)
-            pending.removeAll(keepingCapacity: true)
+        var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
+            0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19)
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+            message.withUnsafeBufferPointer { blocks in
+                for start in stride(from: 0, to: paddedLength, by: 64) {
+                    compress(blocks, at: start, schedule: schedule, state: &state)
+                }
+            }
         }
-        while pending.count < 56 { pending.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) {
-            pending.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
-        }
-        compress(pending)
         var digest: [UInt8] = []
         digest.reserveCapacity(32)
-        for word in state {
+        for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
             digest.append(UInt8(truncatingIfNeeded: word >> 24))
             digest.append(UInt8(truncatingIfNeeded: word >> 16))
             digest.append(UInt8(truncatingIfNeeded: word >> 8))
@@ -62,26 +40,29 @@ struct SHA256: Sendable {
         return digest
     }
 
-    private mutating func compress(_ block: [UInt8]) {
-        var schedule = [UInt32](repeating: 0, count: 64)
+    private static func compress(
+        _ blocks: UnsafeBufferPointer<UInt8>, at start: Int, schedule: UnsafeMutableBufferPointer<UInt32>,
+        state: inout (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
+    ) {
         for index in 0..<16 {
-            schedule[index] = UInt32(block[index * 4]) << 24 | UInt32(block[index * 4 + 1]) << 16
-                | UInt32(block[index * 4 + 2]) << 8 | UInt32(block[index * 4 + 3])
+            let offset = start + index * 4
+            schedule[index] = UInt32(blocks[offset]) << 24 | UInt32(blocks[offset + 1]) << 16
+                | UInt32(blocks[offset + 2]) << 8 | UInt32(blocks[offset + 3])
         }
         for index in 16..<64 {
-            let s0 = rotateRight(schedule[index - 15], 7) ^ rotateRight(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
-            let s1 = rotateRight(schedule[index - 2], 17) ^ rotateRight(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
+            let w15 = schedule[index - 15]
+            let w2 = schedule[index - 2]
+            let s0 = rotateRight(w15, 7) ^ rotateRight(w15, 18) ^ (w15 >> 3)
+            let s1 = rotateRight(w2, 17) ^ rotateRight(w2, 19) ^ (w2 >> 10)
             schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
         }
-        var a = state[0], b = state[1], c = state[2], d = state[3]
-        var e = state[4], f = state[5], g = state[6], h = state[7]
+        var (a, b, c, d, e, f, g, h) = state
         for index in 0..<64 {
             let s1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
             let choice = (e & f) ^ (~e & g)
-            let temp1 = h &+ s1 &+ choice &+ Self.roundConstants[index] &+ schedule[index]
+            let temp1 = h &+ s1 &+ choice &+ roundConstants[index] &+ schedule[index]
             let s0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
             let majority = (a & b) ^ (a & c) ^ (b & c)
-            let temp2 = s0 &+ majority
             h = g
             g = f
             f = e
@@ -89,19 +70,14 @@ struct SHA256: Sendable {
             d = c
             c = b
             b = a
-            a = temp1 &+ temp2
+            a = temp1 &+ s0 &+ majority
         }
-        state[0] &+= a
-        state[1] &+= b
-        state[2] &+= c
-        state[3] &+= d
-        state[4] &+= e
-        state[5] &+= f
-        state[6] &+= g
-        state[7] &+= h
+        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d,
+                 state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
     }
 
-    private func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 {
+    @inline(__always)
+    private static func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 {
         (value >> count) | (value << (32 - count))
     }
 

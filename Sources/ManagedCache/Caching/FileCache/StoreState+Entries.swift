@@ -4,10 +4,12 @@ import Foundation
 extension StoreState {
     /// How many hits are kept in memory before they are written to the journal as one batch.
     static let touchFlushThreshold = 256
+    /// Longer keys are refused (they would make index records unwieldy; URLs are far shorter).
+    static let maximumKeyLength = 1 << 20
 
     /// The entry for `key` if present and unexpired, recording the hit. On a miss, first picks
-    /// up what other instances appended to the journal (two system calls when there is nothing new).
-    mutating func _lookup(_ key: String, now: Double) -> EntryRecord? {
+    /// up what other instances appended to the journal (one `fstat` when there is nothing new).
+    mutating func _lookup(_ key: String, now: Double) -> (EntryRecord, EntryLocation)? {
         if degraded {
             do { try _recover() } catch { return nil }
         }
@@ -30,14 +32,25 @@ extension StoreState {
             pendingTouches.append(slot)
         }
         let record = index[slot].record
+        let location = _location(slot)
         if pendingTouches.count >= Self.touchFlushThreshold { try? _flushTouches() }
-        return record
+        return (record, location)
     }
 
-    /// The current record of `key` without counting a use, or nil.
-    func _peek(_ key: String) -> (record: EntryRecord, stamp: FileStamp?)? {
+    /// The location of the entry in `slot`, built on first use.
+    mutating func _location(_ slot: Int32) -> EntryLocation {
+        if let known = index.location(slot) { return known }
+        let path = layout.path(for: index[slot].record.id)
+        let location = EntryLocation(url: URL(fileURLWithPath: path, isDirectory: false), path: path)
+        index.setLocation(slot, location)
+        return location
+    }
+
+    /// The current record of `key` without counting a use, its file's path and the stamp of its
+    /// last verification; nil when the key has no entry.
+    mutating func _peek(_ key: String) -> (record: EntryRecord, path: String, stamp: FileStamp?)? {
         guard let slot = index.find(key) else { return nil }
-        return (index[slot].record, index.verifiedStamp(slot))
+        return (index[slot].record, _location(slot).path, index.verifiedStamp(slot))
     }
 
     /// Remembers that the file of `key` at `version` matched its checksum with this stamp.
@@ -80,6 +93,11 @@ extension StoreState {
         let before = encoder.bytes.count
         encoder.append(.add(record))
         let recordBytes = encoder.bytes.count - before
+        guard recordBytes <= JournalEncoder.maximumPayload else {
+            // The journal would read a record this large as damage.
+            Posix.unlinkItem(destination)
+            throw .io(operation: "commit: metadata too large for the index", errno: E2BIG)
+        }
         do {
             try _append(encoder)
         } catch {
@@ -133,6 +151,9 @@ extension StoreState {
         guard let slot = index.find(key) else { return }
         var encoder = JournalEncoder()
         encoder.append(.metadata(key: key, version: index[slot].record.id.version, metadata: metadata))
+        guard encoder.bytes.count <= JournalEncoder.maximumPayload else {
+            throw .io(operation: "update metadata: too large for the index", errno: E2BIG)
+        }
         try _append(encoder)
         index.replaceMetadata(slot, with: metadata)
     }

@@ -14,7 +14,7 @@ extension StoreState {
         pendingTouches.removeAll()
         var sawHeader = false
         var foreignLayout = false
-        let (outcome, error) = journal.withWholeContents { raw in
+        let (outcome, error) = journal._withWholeContents { raw in
             // About one record per 80 bytes: reserving avoids rehashing 100,000 keys several times.
             index.reserve(raw.count / 80)
             return JournalDecoder.decode(raw) { record, size in
@@ -71,7 +71,8 @@ extension StoreState {
             try _reattach()
             return
         }
-        switch journal.pathState(layout.journal) {
+        let (pathState, size) = journal.state(layout.journal)
+        switch pathState {
         case .missing:
             try _reattach()
         case .replaced:
@@ -81,7 +82,7 @@ extension StoreState {
                 try _reload()
             }
         case .same:
-            guard journal.size != journal.appliedOffset else { return }
+            guard size != journal.appliedOffset else { return }
             let (tail, error) = journal.readUnapplied()
             guard let tail else {
                 degraded = true
@@ -144,7 +145,7 @@ extension StoreState {
             degraded = true
             throw .io(operation: "append to index journal", errno: ENOENT)
         }
-        let error = journal!.append(encoder.bytes)
+        let error = journal!._append(encoder.bytes)
         if error != 0 {
             degraded = true
             throw .io(operation: "append to index journal", errno: error)

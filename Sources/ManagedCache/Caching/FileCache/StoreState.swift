@@ -6,20 +6,6 @@ import Darwin
 #endif
 import Foundation
 
-/// The limits a cache enforces; `nil` means unlimited.
-struct CacheLimits: Sendable {
-    var byteLimit: Int?
-    var countLimit: Int?
-    var maximumAge: TimeInterval?
-
-    /// Whether `count` entries of `bytes` total exceed a limit.
-    func exceeded(count: Int, bytes: Int) -> Bool {
-        if let countLimit, count > countLimit { return true }
-        if let byteLimit, bytes > byteLimit { return true }
-        return false
-    }
-}
-
 /// The mutable state of one open cache: the in-memory index, the journal, the lock descriptors
 /// and the session numbers.
 ///
@@ -48,6 +34,8 @@ struct StoreState {
     var pendingUnlinks: [String] = []
     /// Directory trees to delete once the mutex is released (`removeAll`'s old `ready/`).
     var pendingTreeRemovals: [String] = []
+    /// This instance's file in `sessions/`, deleted when it closes cleanly.
+    var sessionFile: String?
 
     init(layout: CacheLayout, limits: CacheLimits) {
         self.layout = layout
@@ -63,12 +51,13 @@ struct StoreState {
     /// 1. Creates the directories.
     /// 2. Tries to lock `session.lock` exclusively without waiting: success means no other
     ///    instance (in any process) has this cache open. Otherwise waits for a shared lock.
-    /// 3. Under the journal lock: notes whether `dirty` exists (left by an instance that never
-    ///    closed: a crash) and creates it; replays the journal; alone, empties `loading/` (only
-    ///    at the first open: later our own writers may be using it) and deletes leftovers of
-    ///    interrupted compactions and `removeAll`s.
-    /// 4. Reconciles index and files when a crash is possible (alone with `dirty` present, a
-    ///    damaged or missing journal): lists the directories (names only) and stats the indexed
+    /// 3. Under the journal lock: creates this instance's file in `sessions/`; alone, notes
+    ///    whether other session files exist (left by instances that never closed: crashes) and
+    ///    deletes them; replays the journal; alone, empties `loading/` (only at the first open:
+    ///    later our own writers may be using it) and deletes leftovers of interrupted
+    ///    compactions and `removeAll`s.
+    /// 4. Reconciles index and files when a crash is possible (alone with a crashed session
+    ///    file, a damaged or missing journal): lists the directories (names only) and stats the indexed
     ///    files, drops records whose file is missing or has the wrong size, deletes files no
     ///    record names, and rewrites the journal. A clean open skips all of that: it reads the
     ///    journal and nothing else.
@@ -79,8 +68,7 @@ struct StoreState {
             degraded = true
             throw .io(operation: "create cache directories", errno: directories)
         }
-        Posix.closeFile(sessionLockDescriptor)
-        Posix.closeFile(journalLockDescriptor)
+        _releaseLockFiles()
         journal?.close()
         journal = nil
         sessionLockDescriptor = Posix.openFile(layout.sessionLock, O_RDWR | O_CREAT)
@@ -96,16 +84,23 @@ struct StoreState {
 
         _lockJournal()
         defer { _unlockJournal() }
-        let markerExisted = Posix.status(layout.dirtyMarker) != nil
-        if !markerExisted {
-            let marker = Posix.openFile(layout.dirtyMarker, O_WRONLY | O_CREAT)
-            guard marker >= 0 else {
-                degraded = true
-                throw .io(operation: "create dirty marker", errno: -marker)
-            }
-            Posix.closeFile(marker)
+        if let previous = sessionFile { Posix.unlinkItem(previous) }
+        let mine = FileNames.uniqueSuffix()
+        let marker = Posix.openFile(layout.sessions + "/" + mine, O_WRONLY | O_CREAT)
+        guard marker >= 0 else {
+            degraded = true
+            throw .io(operation: "create session file", errno: -marker)
         }
-        var needsRepair = alone && markerExisted
+        Posix.closeFile(marker)
+        sessionFile = layout.sessions + "/" + mine
+        var needsRepair = false
+        if alone {
+            for name in Posix.names(in: layout.sessions) ?? [] where name != mine {
+                // An instance that is not open any more but never closed: it crashed.
+                needsRepair = true
+                Posix.unlinkItem(layout.sessions + "/" + name)
+            }
+        }
         let (existing, openError) = JournalFile.openExisting(layout.journal)
         if let existing {
             journal = existing
@@ -138,9 +133,9 @@ struct StoreState {
 
     // MARK: Closing
 
-    /// Persists pending recency, compacts an oversized journal and, when this is the last open
-    /// instance, flushes the journal and removes the dirty marker: the next open can then trust
-    /// the index without listing any directory.
+    /// Persists pending recency, compacts an oversized journal and deletes this instance's
+    /// session file: as long as no other instance crashed, the next open can then trust the index
+    /// without listing any directory. The last open instance flushes the journal to disk first.
     mutating func _close() {
         if journal != nil && !degraded {
             _lockJournal()
@@ -153,15 +148,25 @@ struct StoreState {
         if !degraded, let journal, sessionLockDescriptor >= 0,
            Posix.lockFile(sessionLockDescriptor, LOCK_EX | LOCK_NB) == 0,
            journal.pathState(layout.journal) == .same {
-            // The second and last place the caches fsync: a clean shutdown promises the next
-            // open that the journal describes the files, so the journal must be on disk first.
+            // The second and last place the caches fsync: once no session file is left, the next
+            // open trusts the journal to describe the files, so it must be on disk first.
             journal.synchronize()
-            Posix.unlinkItem(layout.dirtyMarker)
         }
+        if !degraded, let sessionFile { Posix.unlinkItem(sessionFile) }
+        sessionFile = nil
         journal?.close()
         journal = nil
-        Posix.closeFile(journalLockDescriptor)
-        Posix.closeFile(sessionLockDescriptor)
+        _releaseLockFiles()
+    }
+
+    /// Unlocks and closes the lock descriptors. The explicit unlock matters: a child process
+    /// forked by another thread holds a copy of every descriptor until it execs, and closing ours
+    /// would leave the lock held through that copy, so the next open would not know it is alone.
+    mutating func _releaseLockFiles() {
+        for descriptor in [journalLockDescriptor, sessionLockDescriptor] where descriptor >= 0 {
+            _ = Posix.lockFile(descriptor, LOCK_UN)
+            Posix.closeFile(descriptor)
+        }
         journalLockDescriptor = -1
         sessionLockDescriptor = -1
     }

@@ -26,12 +26,14 @@ final class StoreWriter: FileCacheWriter {
     private let temporaryPath: String
     private let progress: Lock<Progress>
 
-    init(store: CacheStore, key: String, id: FileID, temporaryPath: String, descriptor: Int32) {
+    /// `initialSize` and `initialChecksum` describe bytes already in the file (a resumed download).
+    init(store: CacheStore, key: String, id: FileID, temporaryPath: String, descriptor: Int32,
+         initialSize: Int = 0, initialChecksum: CRC32 = CRC32()) {
         self.store = store
         self.key = key
         self.id = id
         self.temporaryPath = temporaryPath
-        progress = Lock(Progress(descriptor: descriptor))
+        progress = Lock(Progress(descriptor: descriptor, checksum: initialChecksum, size: initialSize))
     }
 
     deinit {
@@ -88,6 +90,22 @@ final class StoreWriter: FileCacheWriter {
 
     func abort() {
         progress.withLock { Self.close(&$0, unlinking: temporaryPath) }
+    }
+
+    /// Keeps what was written as a resumable partial download (see `CacheStore+Partial`).
+    func suspend(validator: String) {
+        let keep = progress.withLock { progress -> Bool in
+            guard !progress.closed else { return false }
+            Posix.closeFile(progress.descriptor)
+            progress.descriptor = -1
+            progress.closed = true
+            return progress.size > 0
+        }
+        if keep {
+            store.keepPartial(temporaryPath: temporaryPath, key: key, validator: validator)
+        } else {
+            _ = Posix.unlinkItem(temporaryPath)
+        }
     }
 
     private static func close(_ progress: inout Progress, unlinking path: String) {

@@ -1,0 +1,71 @@
+/// The identity of one stored version of one key, and the file name derived from it.
+///
+/// A name is `<32 hex digits>-<16 hex digits>`: the first 128 bits of the SHA-256 of the key's
+/// UTF-8 bytes, then a random 64-bit version chosen when the write starts. Names therefore contain
+/// only `[0-9a-f-]`, have a fixed length of 49 bytes and cannot name anything outside their
+/// directory, whatever the key. The version makes every write's file distinct: committing a new
+/// version never overwrites the file an index record (or a reader in another process) points at,
+/// so an index record always describes exactly the bytes of its own file.
+struct FileID: Hashable, Sendable {
+    var digestHigh: UInt64
+    var digestLow: UInt64
+    var version: UInt64
+
+    /// The length of every entry file name.
+    static let nameLength = 49
+
+    /// A new identity for `key` with a fresh random version.
+    static func makeNew(forKey key: String) -> FileID {
+        let digest = SHA256.digest(key.utf8)
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for index in 0..<8 {
+            high = high << 8 | UInt64(digest[index])
+            low = low << 8 | UInt64(digest[8 + index])
+        }
+        return FileID(digestHigh: high, digestLow: low, version: FileNames.uniqueRandom() | 1)
+    }
+
+    /// Which of `count` buckets (a power of two up to 256) the entry belongs to: the top byte of its digest.
+    func bucket(of count: Int) -> Int {
+        count <= 1 ? 0 : Int(truncatingIfNeeded: digestHigh >> 56) & (count - 1)
+    }
+
+    /// The file name: 32 hex digits of digest, "-", 16 hex digits of version.
+    var fileName: String {
+        String(unsafeUninitializedCapacity: Self.nameLength) { buffer in
+            FileNames.writeHex(digestHigh, into: buffer, at: 0)
+            FileNames.writeHex(digestLow, into: buffer, at: 16)
+            buffer[32] = UInt8(ascii: "-")
+            FileNames.writeHex(version, into: buffer, at: 33)
+            return Self.nameLength
+        }
+    }
+
+    /// Parses a name made by `fileName`; nil for any other name.
+    init?(fileName name: UnsafePointer<CChar>) {
+        var values: [UInt64] = [0, 0, 0]
+        var position = 0
+        for part in 0..<3 {
+            if part == 2 {
+                guard name[position] == 0x2D else { return nil }  // "-"
+                position += 1
+            }
+            var value: UInt64 = 0
+            for _ in 0..<16 {
+                guard let digit = FileNames.hexValue(UInt8(bitPattern: name[position])) else { return nil }
+                value = value << 4 | UInt64(digit)
+                position += 1
+            }
+            values[part] = value
+        }
+        guard name[position] == 0 else { return nil }
+        self.init(digestHigh: values[0], digestLow: values[1], version: values[2])
+    }
+
+    init(digestHigh: UInt64, digestLow: UInt64, version: UInt64) {
+        self.digestHigh = digestHigh
+        self.digestLow = digestLow
+        self.version = version
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+
+/// Reads journal frames.
+enum JournalDecoder {
+    /// Decodes whole frames from the start of `buffer`, passing each record and its framed size
+    /// to `body`. Stops at the end of the buffer or at the first frame that is incomplete, fails
+    /// its CRC or does not decode. Returns how many bytes were consumed and whether anything
+    /// after them was left (a torn or damaged tail).
+    static func decode(_ buffer: UnsafeRawBufferPointer, _ body: (JournalRecord, Int) -> Void) -> (consumed: Int, damaged: Bool) {
+        var offset = 0
+        while buffer.count - offset >= 8 {
+            let length = Int(buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
+            let expected = buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self).littleEndian
+            guard length >= 1, length <= JournalEncoder.maximumPayload, buffer.count - offset - 8 >= length else { break }
+            let payload = UnsafeRawBufferPointer(rebasing: buffer[(offset + 8)..<(offset + 8 + length)])
+            var crc = CRC32()
+            crc.update(payload)
+            guard crc.value == expected else { break }
+            var reader = ByteReader(buffer: payload)
+            guard let record = try? reader.record(), reader.isAtEnd else { break }
+            body(record, 8 + length)
+            offset += 8 + length
+        }
+        return (offset, offset != buffer.count)
+    }
+}
+
+/// Why a payload did not decode.
+struct JournalDecodingError: Error {}
+
+/// A bounds-checked little-endian cursor over one frame's payload.
+private struct ByteReader {
+    let buffer: UnsafeRawBufferPointer
+    var offset = 0
+
+    var isAtEnd: Bool { offset == buffer.count }
+
+    mutating func record() throws(JournalDecodingError) -> JournalRecord {
+        switch try u8() {
+        case 1:
+            guard try u8() == 0x4D, try u8() == 0x43, try u8() == 0x4A, try u8() == 0x31 else {
+                throw JournalDecodingError()
+            }
+            return .header(layout: try u8(), generation: try u64())
+        case 2:
+            let key = try string()
+            let id = FileID(digestHigh: try u64(), digestLow: try u64(), version: try u64())
+            let size = try u64()
+            guard size <= UInt64(Int.max) else { throw JournalDecodingError() }
+            let checksum = try u32()
+            let created = Double(bitPattern: try u64())
+            let session = try u32()
+            let metadata = try self.metadata()
+            return .add(EntryRecord(key: key, id: id, size: Int(size), checksum: checksum, created: created,
+                                    session: session, metadata: metadata))
+        case 3:
+            return .remove(key: try string(), version: try u64())
+        case 4:
+            return .touch(key: try string(), session: try u32())
+        case 5:
+            return .metadata(key: try string(), version: try u64(), metadata: try metadata())
+        case 6:
+            return .session(try u32())
+        default:
+            throw JournalDecodingError()
+        }
+    }
+
+    mutating func u8() throws(JournalDecodingError) -> UInt8 {
+        guard offset < buffer.count else { throw JournalDecodingError() }
+        defer { offset += 1 }
+        return buffer[offset]
+    }
+
+    mutating func u32() throws(JournalDecodingError) -> UInt32 {
+        guard buffer.count - offset >= 4 else { throw JournalDecodingError() }
+        defer { offset += 4 }
+        return buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian
+    }
+
+    mutating func u64() throws(JournalDecodingError) -> UInt64 {
+        guard buffer.count - offset >= 8 else { throw JournalDecodingError() }
+        defer { offset += 8 }
+        return buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self).littleEndian
+    }
+
+    mutating func string() throws(JournalDecodingError) -> String {
+        let count = Int(try u32())
+        guard buffer.count - offset >= count else { throw JournalDecodingError() }
+        defer { offset += count }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)]), as: UTF8.self)
+    }
+
+    mutating func date() throws(JournalDecodingError) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(bitPattern: try u64()))
+    }
+
+    private static let noMetadata = FileCacheMetadata()
+
+    mutating func metadata() throws(JournalDecodingError) -> FileCacheMetadata {
+        let flags = try u8()
+        guard flags & 0xC0 == 0 else { throw JournalDecodingError() }
+        var metadata = Self.noMetadata
+        if flags & 1 != 0 { metadata.expirationDate = try date() }
+        if flags & 2 != 0 { metadata.etag = try string() }
+        if flags & 4 != 0 { metadata.lastModified = try string() }
+        if flags & 8 != 0 { metadata.contentType = try string() }
+        if flags & 16 != 0 { metadata.freshUntil = try date() }
+        if flags & 32 != 0 {
+            let count = Int(try u32())
+            guard count <= buffer.count else { throw JournalDecodingError() }
+            for _ in 0..<count {
+                let key = try string()
+                metadata.userInfo[key] = try string()
+            }
+        }
+        return metadata
+    }
+}

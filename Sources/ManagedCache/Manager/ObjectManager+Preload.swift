@@ -1,0 +1,79 @@
+import Foundation
+
+/// Which file-cache entries are decoded into the memory cache at start-up (Haneke's preload policy).
+public enum PreloadPolicy: String, Sendable, Hashable, CaseIterable {
+    /// Nothing is preloaded. The default.
+    case none
+    /// Only the entries used during the previous session of the file cache.
+    case lastSession
+    /// Every entry, most recently used first, until the memory cache is full.
+    case all
+}
+
+extension ObjectManager {
+    /// Decodes file-cache entries into the memory cache in the background, as `policy` says, with
+    /// `decoder`, up to `limit` objects (default: the memory cache's count limit). Returns the task,
+    /// whose value is the number of objects preloaded.
+    ///
+    /// The preload stops as soon as a real request needs the disk or the network, so it never
+    /// delays what the user is waiting for. Entries already in memory are skipped. For decoders
+    /// that store variants, the stored variants are preloaded.
+    @discardableResult
+    public func preloadFromFileCache<Decoder: ObjectDecoding>(
+        _ policy: PreloadPolicy, decoder: Decoder, limit: Int? = nil
+    ) -> Task<Int, Never> {
+        guard policy != .none, let fileCache else { return Task { 0 } }
+        let limit = max(0, limit ?? memoryCache.countLimit)
+        let erased = AnyObjectDecoder(decoder)
+        // Created under the lock, so a request arriving while it starts finds it and can stop it.
+        return state.withLock { state in
+            let task = Task(executorPreference: LoadingExecutor.shared, priority: .utility) { [weak self] () -> Int in
+                let preloaded = self?.preload(policy, from: fileCache, decoder: erased, limit: limit) ?? 0
+                self?.state.withLock { $0.statistics.preloadedObjects += preloaded }
+                return preloaded
+            }
+            state.preloads.append(task)
+            return task
+        }
+    }
+
+    /// The preload itself, on the preload's task; stops when that task is cancelled.
+    private func preload(_ policy: PreloadPolicy, from fileCache: any FileCaching, decoder: AnyObjectDecoder, limit: Int) -> Int {
+        let entries = policy == .all
+            ? fileCache.entriesByRecency(limit: Int.max)
+            : fileCache.entriesUsedInPreviousSession(limit: Int.max)
+        let marker = "\u{1F}variant="
+        let suffix = marker + decoder.identifier
+        var candidates: [(FileCacheEntry, ObjectKey)] = []
+        for entry in entries where candidates.count < limit {
+            if decoder.storesVariant {
+                guard entry.key.hasSuffix(suffix) else { continue }
+                candidates.append((entry, ObjectKey(dataKey: String(entry.key.dropLast(suffix.count)), variant: decoder.identifier)))
+            } else if !entry.key.contains(marker) {
+                candidates.append((entry, ObjectKey(dataKey: entry.key, variant: decoder.identifier)))
+            }
+        }
+        var preloaded = 0
+        // Least recent first, so the most recent ends up most recent in the LRU order.
+        for (entry, key) in candidates.reversed() {
+            if Task.isCancelled { break }
+            if memoryCache.contains(key) { continue }
+            guard let bytes = try? fileCache.readData(for: entry) else { continue }
+            let data = LoadedData(data: bytes, origin: .fileCache, contentType: entry.metadata.contentType,
+                                  isStoredVariant: decoder.storesVariant)
+            guard case .success(let object) = decoder.decode(data), !Task.isCancelled else { continue }
+            let cost = decoder.cost(of: object, byteCount: bytes.count)
+            memoryCache.setValue(CachedObject(object: object, freshness: entry.metadata.freshness, cost: cost),
+                                 forKey: key, cost: cost)
+            preloaded += 1
+        }
+        return preloaded
+    }
+
+    /// Stops preloads: a real request needs the disk now.
+    func _cancelPreloads(in state: inout ManagerState) {
+        guard !state.preloads.isEmpty else { return }
+        for task in state.preloads { task.cancel() }
+        state.preloads.removeAll()
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import ManagedCache
+import Testing
+import TestSupport
+
+/// A manager over the scripted loader with a file cache.
+private func makeManager(loader: ScriptedDataLoader, fileCache: any FileCaching,
+                         configure: (inout ObjectManager.Configuration) -> Void = { _ in }) -> ObjectManager {
+    makeScriptedManager(loader: loader) {
+        $0.fileCache = fileCache
+        configure(&$0)
+    }
+}
+
+@Suite struct FileCacheIntegrationTests {
+    @Test func secondManagerOnTheSameDirectoryLoadsFromDisk() async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        loader.script("a", .body(Data("from the network".utf8)))
+        _ = try await makeManager(loader: loader, fileCache: try FileCache(directory: directory.url))
+            .object(for: request("a"), decoder: BlobDecoder())
+        let user = RecordingUser(request("a"), decoder: BlobDecoder())
+        let later = makeManager(loader: loader, fileCache: try FileCache(directory: directory.url))
+        later.manage(user)
+        #expect(await waitUntil { user.objects.count == 1 })
+        #expect(user.origins == [.fileCache])
+        #expect(loader.requestCount("a") == 1)
+    }
+
+    @Test func synchronousFileCacheDeliveryArrivesBeforeManageReturns() async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        loader.script("a", .body(Data("A".utf8)))
+        let fileCache = try FileCache(directory: directory.url)
+        _ = try await makeManager(loader: loader, fileCache: fileCache).object(for: request("a"), decoder: BlobDecoder())
+        let manager = makeManager(loader: loader, fileCache: fileCache) { $0.policy.fileCacheDelivery = .synchronous }
+        let user = RecordingUser(request("a"), decoder: BlobDecoder())
+        manager.manage(user)
+        #expect(user.origins == [.fileCache])  // no waiting
+    }
+
+    @Test func customFileCacheSwapsIn() async throws {
+        let directory = TemporaryDirectory()
+        let custom = SimpleFileCache(directory: directory.url)
+        let loader = ScriptedDataLoader()
+        loader.script("a", .body(Data("A".utf8)))
+        let manager = makeManager(loader: loader, fileCache: custom)
+        _ = try await manager.object(for: request("a"), decoder: BlobDecoder())
+        manager.removeAllObjects()
+        let again = try await manager.object(for: request("a"), decoder: BlobDecoder())
+        #expect(again.text == "A")
+        #expect(custom.commits.count == 1)
+        #expect(custom.hits.count >= 1)
+        #expect(loader.requestCount("a") == 1)
+    }
+
+    @Test func corruptedFileIsDetectedAndReloadedFromTheNetwork() async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        loader.script("a", .body(Data(repeating: 7, count: 4_096)))
+        let fileCache = try FileCache(directory: directory.url)
+        let manager = makeManager(loader: loader, fileCache: fileCache)
+        _ = try await manager.object(for: request("a"), decoder: BlobDecoder())
+        let entry = try #require(fileCache.entry(forKey: request("a").dataKey))
+        let handle = try FileHandle(forWritingTo: entry.fileURL)
+        try handle.seek(toOffset: 100)
+        try handle.write(contentsOf: Data([0]))
+        try handle.close()
+        manager.removeAllObjects()
+        let reloaded = try await manager.object(for: request("a"), decoder: BlobDecoder())
+        #expect(reloaded.bytes == Data(repeating: 7, count: 4_096))
+        #expect(loader.requestCount("a") == 2)
+        #expect(manager.statistics.fileCacheErrors >= 1)
+    }
+
+    @Test func decodeFailurePurgesTheFileCacheEntry() async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        loader.script("bad", .body(Data("BAD".utf8)))
+        let fileCache = try FileCache(directory: directory.url)
+        let manager = makeManager(loader: loader, fileCache: fileCache)
+        await #expect(throws: ManagedCacheError.self) {
+            _ = try await manager.object(for: request("bad"), decoder: BlobDecoder())
+        }
+        #expect(await waitUntil { fileCache.entry(forKey: request("bad").dataKey) == nil })
+    }
+
+    @Test func rawDataIsCachedEvenWhenNobodyDecodesIt() async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        loader.script("p", .body(Data("P".utf8)))
+        let fileCache = try FileCache(directory: directory.url)
+        let manager = makeManager(loader: loader, fileCache: fileCache)
+        manager.prefetch([request("p")])
+        #expect(await waitUntil { fileCache.entry(forKey: request("p").dataKey) != nil })
+        #expect(manager.statistics.decodes == 0)
+    }
+
+    @Test func preloadAllFillsTheMemoryCacheFromDisk() async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        for index in 0..<5 { loader.script("e\(index)", .body(Data("entry \(index)".utf8))) }
+        let first = makeManager(loader: loader, fileCache: try FileCache(directory: directory.url))
+        for index in 0..<5 { _ = try await first.object(for: request("e\(index)"), decoder: BlobDecoder()) }
+
+        let manager = makeManager(loader: loader, fileCache: try FileCache(directory: directory.url))
+        let preloaded = await manager.preloadFromFileCache(.all, decoder: BlobDecoder()).value
+        #expect(preloaded == 5)
+        #expect(manager.memoryCache.count == 5)
+        let user = RecordingUser(request("e3"), decoder: BlobDecoder())
+        manager.manage(user)
+        #expect(user.origins == [.memory])
+        #expect(loader.totalRequests == 5)
+        #expect(manager.statistics.preloadedObjects == 5)
+    }
+
+    @Test func preloadLastSessionTakesOnlyWhatThePreviousSessionUsed() async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        for path in ["a", "b", "c"] { loader.script(path, .body(Data(path.utf8))) }
+        let session1 = makeManager(loader: loader, fileCache: try FileCache(directory: directory.url))
+        for path in ["a", "b"] { _ = try await session1.object(for: request(path), decoder: BlobDecoder()) }
+        let session2 = makeManager(loader: loader, fileCache: try FileCache(directory: directory.url))
+        _ = try await session2.object(for: request("c"), decoder: BlobDecoder())
+
+        let session3 = makeManager(loader: loader, fileCache: try FileCache(directory: directory.url))
+        let preloaded = await session3.preloadFromFileCache(.lastSession, decoder: BlobDecoder()).value
+        #expect(preloaded == 1)
+        #expect(session3.cachedObject(for: request("c"), decoder: BlobDecoder())?.text == "c")
+        #expect(session3.cachedObject(for: request("a"), decoder: BlobDecoder()) == nil)
+    }
+
+    @Test func preloadStopsWhenARealRequestNeedsTheDisk() async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        for index in 0..<20 { loader.script("e\(index)", .body(Data("entry \(index)".utf8))) }
+        loader.script("urgent", .body(Data("urgent".utf8)))
+        let first = makeManager(loader: loader, fileCache: try FileCache(directory: directory.url))
+        for index in 0..<20 { _ = try await first.object(for: request("e\(index)"), decoder: BlobDecoder()) }
+
+        let manager = makeManager(loader: loader, fileCache: try FileCache(directory: directory.url))
+        let urgent = RecordingUser(request("urgent"), decoder: BlobDecoder())
+        let decodes = Counter()
+        // The first preloaded decode makes a real request, which must stop the preload.
+        let interrupting = InterruptingDecoder(decodes: decodes) { manager.manage(urgent) }
+        let preloaded = await manager.preloadFromFileCache(.all, decoder: interrupting).value
+        #expect(preloaded <= 1)
+        #expect(decodes.count == 1)
+        #expect(await waitUntil { urgent.objects.count == 1 })
+    }
+}
+
+/// Decodes like `BlobDecoder`, running `onFirstDecode` the first time.
+private struct InterruptingDecoder: ObjectDecoding {
+    let decodes: Counter
+    let onFirstDecode: @Sendable () -> Void
+
+    var identifier: String { "test.blob.blob" }
+
+    func decode(_ data: LoadedData) throws -> Blob {
+        decodes.increment()
+        if decodes.count == 1 { onFirstDecode() }
+        return Blob(try data.bytes())
+    }
+}
