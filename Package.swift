@@ -30,6 +30,13 @@ let package = Package(
             dependencies: ["ManagedCache", "ManagedCacheUIKit", "LoopbackServer"],
             path: "Examples/Feed"
         ),
+        // The benchmark program: `swift run -c release ManagedCacheBenchmarks [filter] [--quick]`.
+        // Its own small harness; not part of the tests' verdict.
+        .executableTarget(
+            name: "ManagedCacheBenchmarks",
+            dependencies: ["ManagedCache", "LoopbackServer"],
+            path: "Benchmarks/Sources"
+        ),
         .executableTarget(
             name: "JSONFeed",
             dependencies: ["ManagedCache", "LoopbackServer"],

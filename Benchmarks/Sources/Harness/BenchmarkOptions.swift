@@ -1,0 +1,42 @@
+/// What the command line asked for: `ManagedCacheBenchmarks [filter] [--quick]`, or the memory
+/// scenario's child mode (`--memory-child key=value ...`, run by the benchmark itself).
+struct BenchmarkOptions: Sendable {
+    /// Fewer repetitions and smaller workloads, for a quick look (the targets still apply).
+    var quick = false
+    /// Only scenarios whose identifier contains this text run; `nil` runs them all.
+    var filter: String?
+    /// Set when this process is the memory scenario's child: its `key=value` arguments.
+    var memoryChild: [String: String]?
+    /// `--help` was given.
+    var wantsHelp = false
+
+    /// Parses `arguments` (without the program name).
+    init(arguments: [String]) {
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--quick":
+                quick = true
+            case "--help", "-h":
+                wantsHelp = true
+            case MemoryFootprintChild.flag:
+                var values: [String: String] = [:]
+                for pair in remaining {
+                    let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                    if parts.count == 2 { values[parts[0]] = parts[1] }
+                }
+                memoryChild = values
+                return
+            default:
+                filter = argument.lowercased()
+            }
+        }
+    }
+
+    /// The usage text.
+    static let usage = """
+        usage: swift run -c release ManagedCacheBenchmarks [filter] [--quick]
+          filter   run only scenarios whose identifier contains it (e.g. memory-cache, network, scroll)
+          --quick  fewer repetitions and smaller workloads
+        """
+}

@@ -1,0 +1,17 @@
+/// SplitMix64: a small deterministic random generator, so every run looks keys up in the same order.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    /// Creates a generator that always produces the same sequence for `seed`.
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
+    }
+}

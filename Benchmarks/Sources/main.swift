@@ -1,0 +1,21 @@
+import Foundation
+
+// ManagedCache benchmarks: `swift run -c release ManagedCacheBenchmarks [filter] [--quick]`.
+// Every figure is a ratio against a baseline measured in the same run (see BENCHMARKS.md).
+let options = BenchmarkOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+if let childArguments = options.memoryChild {
+    exit(MemoryFootprintChild(arguments: childArguments).run())
+}
+let runner = BenchmarkRunner(options: options, scenarios: [
+    MemoryCacheLookupScenario(),
+    ManageHitScenario(),
+    CoalescingScenario(),
+    NetworkThroughputScenario(),
+    FileCacheThroughputScenario(),
+    FileCacheHitScenario(),
+    BigFileCacheOpenScenario(),
+    BigFileCacheTrimScenario(),
+    MemoryFootprintScenario(),
+    ScrollScenario(),
+])
+exit(runner.run())
