@@ -17,5 +17,6 @@ let runner = BenchmarkRunner(options: options, scenarios: [
     BigFileCacheTrimScenario(),
     MemoryFootprintScenario(),
     ScrollScenario(),
+    RevalidationScenario(),
 ])
 exit(runner.run())

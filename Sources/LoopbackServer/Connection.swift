@@ -97,6 +97,7 @@ struct Connection {
 
     /// Writes the head and the body, paced when `bytesPerSecond` is set.
     private func write(_ head: [UInt8], _ body: Data, bytesPerSecond: Int?) -> Bool {
+        server.statistics.addHeadBytes(head.count)
         if let rate = bytesPerSecond, rate > 0 {
             guard Socket.sendAll(fd, head) else { return false }
             // Chunks of ~20 ms worth of bytes, each sent when the schedule says it is due.
@@ -117,6 +118,7 @@ struct Connection {
 
     /// Writes the head, then the body `chunkSize` bytes at a time, `interval` seconds apart.
     private func drip(_ head: [UInt8], _ body: Data, chunkSize: Int, interval: Double) -> Bool {
+        server.statistics.addHeadBytes(head.count)
         guard Socket.sendAll(fd, head) else { return false }
         return sendPaced(body, chunkSize: chunkSize) { sent in Double(sent / chunkSize) * interval }
     }

@@ -9,7 +9,7 @@ import Foundation
 //   setRoute(path, response), setHandler(path) { request in response }, setFallback { request in response? },
 //   removeAllRoutes()                            // exact path; a route registered with "?query" wins for it
 //   setLatency(seconds), setBandwidth(bytesPerSecond:)                // shaping, changeable at run time
-//   requestCount(for:), recordedRequests(for:), totalRequestCount, bodyBytesSent,
+//   requestCount(for:), recordedRequests(for:), totalRequestCount, bodyBytesSent, headBytesSent,
 //   openConnectionCount, peakOpenConnectionCount, acceptedConnectionCount, runningThreadCount,
 //   resetStatistics()
 //   LoopbackServer.measureCeiling(requests:concurrency:bodySize:) throws -> Double  // requests/s, raw sockets
@@ -140,6 +140,12 @@ public final class LoopbackServer: Sendable {
     /// Body bytes written to clients since start or ``resetStatistics()`` (heads not included).
     public var bodyBytesSent: Int {
         core.statistics.bodyBytesSent
+    }
+
+    /// Total response-head bytes written (status lines and headers): with `bodyBytesSent`, every
+    /// byte of every response.
+    public var headBytesSent: Int {
+        core.statistics.headBytesSent
     }
 
     /// Connections currently open.

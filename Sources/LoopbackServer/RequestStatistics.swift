@@ -31,6 +31,7 @@ final class RequestStatistics: Sendable {
     private let state = Lock(State())
     private let total = Atomic<Int>(0)
     private let bodyBytes = Atomic<Int>(0)
+    private let headBytes = Atomic<Int>(0)
     private let accepted = Atomic<Int>(0)
 
     /// Counts and records `request`.
@@ -46,6 +47,11 @@ final class RequestStatistics: Sendable {
     func addBodyBytes(_ count: Int) {
         guard count > 0 else { return }
         bodyBytes.add(count, ordering: .relaxed)
+    }
+
+    /// Adds `count` to the response-head bytes sent (status line and headers).
+    func addHeadBytes(_ count: Int) {
+        headBytes.add(count, ordering: .relaxed)
     }
 
     /// Counts one accepted connection.
@@ -77,6 +83,9 @@ final class RequestStatistics: Sendable {
     /// All body bytes written.
     var bodyBytesSent: Int { bodyBytes.load(ordering: .relaxed) }
 
+    /// All response-head bytes written (status lines and headers).
+    var headBytesSent: Int { headBytes.load(ordering: .relaxed) }
+
     /// All connections accepted.
     var acceptedConnections: Int { accepted.load(ordering: .relaxed) }
 
@@ -85,6 +94,7 @@ final class RequestStatistics: Sendable {
         state.withLock { $0 = State() }
         total.store(0, ordering: .relaxed)
         bodyBytes.store(0, ordering: .relaxed)
+        headBytes.store(0, ordering: .relaxed)
         accepted.store(0, ordering: .relaxed)
     }
 

@@ -26,6 +26,23 @@ import Testing
         #expect(server.recordedRequests(for: "/v").last?.header("if-none-match") == "\"v0\"")
     }
 
+    @Test func headBytesCountWhatA304Costs() async throws {
+        let server = try LoopbackServer()
+        let client = HTTPClient()
+        defer { client.close() }
+        server.setRoute("/v", .ok(testBytes(5_000)).caching(etag: "\"v1\""))
+        _ = await client.fetch(server.url("/v"))
+        #expect(server.bodyBytesSent == 5_000)
+        let headOf200 = server.headBytesSent
+        #expect(headOf200 > 30 && headOf200 < 1_000)
+        server.resetStatistics()
+        #expect(server.headBytesSent == 0)
+        let notModified = await client.fetch(server.url("/v"), headers: ["If-None-Match": "\"v1\""])
+        #expect(notModified.status == 304)
+        #expect(server.bodyBytesSent == 0)
+        #expect(server.headBytesSent > 30 && server.headBytesSent < 1_000)
+    }
+
     @Test func ifModifiedSinceTheLastModifiedDateGives304() async throws {
         let server = try LoopbackServer()
         let client = HTTPClient()

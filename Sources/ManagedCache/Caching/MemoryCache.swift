@@ -1,5 +1,6 @@
 import Foundation
 import ManagedCacheLocking
+import Synchronization  // the inlinable hit path calls Mutex.withLock directly
 
 /// A thread-safe LRU cache bounded by entry count and by total cost (bytes).
 ///
@@ -12,7 +13,9 @@ import ManagedCacheLocking
 /// `Mutex` guards a `Dictionary` from key to slot and a doubly linked list threaded through an array
 /// of slots by index, so a hit moves no memory and allocates nothing.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let storage: Lock<LRUStorage<Key, Value>>
+    // The hit path is inlinable so that callers in other modules (an app's own lookups) run code
+    // specialized for their key and value types, not the generic, value-witness-driven version.
+    @usableFromInline let storage: Lock<LRUStorage<Key, Value>>
 
     /// Creates a cache holding at most `countLimit` entries and `costLimit` total cost.
     /// Either limit may be 0, which keeps nothing.
@@ -21,11 +24,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// The value for `key`, refreshing its recency; `nil` on a miss.
+    @inlinable
     public func value(forKey key: Key) -> Value? {
         storage.withLock { $0.value(forKey: key) }
     }
 
     /// Whether `key` is cached, without refreshing its recency.
+    @inlinable
     public func contains(_ key: Key) -> Bool {
         storage.withLock { $0.index[key] != nil }
     }
@@ -94,29 +99,42 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 }
 
 /// The unsynchronized state of a `MemoryCache`; every method runs under the cache's lock.
+@usableFromInline
 struct LRUStorage<Key: Hashable, Value> {
+    @usableFromInline
     struct Slot {
-        var key: Key?
-        var value: Value?
-        var cost: Int
-        var newer: Int  // toward the head (most recent), -1 at the head
-        var older: Int  // toward the tail (least recent), -1 at the tail
+        @usableFromInline var key: Key?
+        @usableFromInline var value: Value?
+        @usableFromInline var cost: Int
+        @usableFromInline var newer: Int  // toward the head (most recent), -1 at the head
+        @usableFromInline var older: Int  // toward the tail (least recent), -1 at the tail
+
+        @inlinable
+        init(key: Key?, value: Value?, cost: Int, newer: Int, older: Int) {
+            self.key = key
+            self.value = value
+            self.cost = cost
+            self.newer = newer
+            self.older = older
+        }
     }
 
-    var countLimit: Int
-    var costLimit: Int
-    var index: [Key: Int] = [:]
-    var slots: ContiguousArray<Slot> = []
-    var freeSlots: [Int] = []
-    var head = -1
-    var tail = -1
-    var totalCost = 0
+    @usableFromInline var countLimit: Int
+    @usableFromInline var costLimit: Int
+    @usableFromInline var index: [Key: Int] = [:]
+    @usableFromInline var slots: ContiguousArray<Slot> = []
+    @usableFromInline var freeSlots: [Int] = []
+    @usableFromInline var head = -1
+    @usableFromInline var tail = -1
+    @usableFromInline var totalCost = 0
 
+    @usableFromInline
     init(countLimit: Int, costLimit: Int) {
         self.countLimit = countLimit
         self.costLimit = costLimit
     }
 
+    @inlinable
     mutating func value(forKey key: Key) -> Value? {
         guard let slot = index[key] else { return nil }
         if slot != head {
@@ -184,7 +202,8 @@ struct LRUStorage<Key: Hashable, Value> {
         return value
     }
 
-    private mutating func unlink(_ slot: Int) {
+    @inlinable
+    mutating func unlink(_ slot: Int) {
         let newer = slots[slot].newer, older = slots[slot].older
         if newer >= 0 { slots[newer].older = older } else { head = older }
         if older >= 0 { slots[older].newer = newer } else { tail = newer }
@@ -192,7 +211,8 @@ struct LRUStorage<Key: Hashable, Value> {
         slots[slot].older = -1
     }
 
-    private mutating func pushFront(_ slot: Int) {
+    @inlinable
+    mutating func pushFront(_ slot: Int) {
         slots[slot].older = head
         slots[slot].newer = -1
         if head >= 0 { slots[head].newer = slot }

@@ -1,35 +1,39 @@
 import Foundation
 
 /// A type-erased `ObjectDecoding`, so one handler table can hold handlers of every object type.
+///
+/// It keeps the decoder as an existential and reaches it through generic helpers (the existential
+/// is opened at each call), so making one, which happens for every new handler, allocates nothing
+/// for small decoders.
 struct AnyObjectDecoder: Sendable {
+    let base: any ObjectDecoding
     let identifier: String
-    let prefersFileURL: Bool
-    let storesVariant: Bool
-    let keepsOriginal: Bool
-    private let encodeVariantBody: @Sendable (any Sendable) -> Data?
-    private let decodeBody: @Sendable (LoadedData) throws -> any Sendable
-    private let costBody: @Sendable (any Sendable, Int) -> Int
 
-    init<Decoder: ObjectDecoding>(_ decoder: Decoder) {
-        identifier = decoder.identifier
-        prefersFileURL = decoder.prefersFileURL
-        storesVariant = decoder.storesVariant
-        keepsOriginal = decoder.keepsOriginal
-        encodeVariantBody = { object in
-            guard let object = object as? Decoder.Object else { return nil }
-            return decoder.encodedVariant(of: object)
-        }
-        decodeBody = { try decoder.decode($0) }
-        costBody = { object, byteCount in
-            guard let object = object as? Decoder.Object else { return byteCount }
-            return decoder.cost(of: object, byteCount: byteCount)
-        }
+    init(_ decoder: some ObjectDecoding, identifier: String? = nil) {
+        base = decoder
+        self.identifier = identifier ?? decoder.identifier
     }
+
+    var prefersFileURL: Bool { base.prefersFileURL }
+    var storesVariant: Bool { base.storesVariant }
+    var keepsOriginal: Bool { base.keepsOriginal }
 
     /// Decodes, mapping any thrown error to `.decodingFailed`.
     func decode(_ data: LoadedData) -> Result<any Sendable, ManagedCacheError> {
+        Self.decode(data, with: base)
+    }
+
+    func cost(of object: any Sendable, byteCount: Int) -> Int {
+        Self.cost(of: object, byteCount: byteCount, with: base)
+    }
+
+    func encodedVariant(of object: any Sendable) -> Data? {
+        Self.encodedVariant(of: object, with: base)
+    }
+
+    private static func decode<Decoder: ObjectDecoding>(_ data: LoadedData, with decoder: Decoder) -> Result<any Sendable, ManagedCacheError> {
         do {
-            return .success(try decodeBody(data))
+            return .success(try decoder.decode(data))
         } catch let error as ManagedCacheError {
             return .failure(error)
         } catch {
@@ -37,7 +41,13 @@ struct AnyObjectDecoder: Sendable {
         }
     }
 
-    func cost(of object: any Sendable, byteCount: Int) -> Int { costBody(object, byteCount) }
+    private static func cost<Decoder: ObjectDecoding>(of object: any Sendable, byteCount: Int, with decoder: Decoder) -> Int {
+        guard let object = object as? Decoder.Object else { return byteCount }
+        return decoder.cost(of: object, byteCount: byteCount)
+    }
 
-    func encodedVariant(of object: any Sendable) -> Data? { encodeVariantBody(object) }
+    private static func encodedVariant<Decoder: ObjectDecoding>(of object: any Sendable, with decoder: Decoder) -> Data? {
+        guard let object = object as? Decoder.Object else { return nil }
+        return decoder.encodedVariant(of: object)
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ManagedCacheLocking
 
 /// Turns downloaded bytes into the object that users of a key share: an image, a JSON model, a
 /// PDF document, or the bytes themselves.
@@ -52,7 +53,7 @@ public protocol ObjectDecoding: Sendable {
 }
 
 extension ObjectDecoding {
-    public var identifier: String { String(reflecting: Object.self) }
+    public var identifier: String { TypeNames.name(of: Object.self) }
     public var prefersFileURL: Bool { false }
     public func cost(of object: Object, byteCount: Int) -> Int { byteCount }
     public var storesVariant: Bool { false }
@@ -162,5 +163,19 @@ public struct FileURLDecoder: ObjectDecoding {
             .appendingPathComponent("ManagedCache-\(UUID().uuidString)")
         try data.bytes().write(to: url, options: .atomic)
         return url
+    }
+}
+
+/// Full type names, computed once per type: `String(reflecting:)` formats the name anew on every
+/// call, and the default decoder identifier is read on every `manage`.
+enum TypeNames {
+    private static let names = Lock<[ObjectIdentifier: String]>([:])
+
+    static func name(of type: Any.Type) -> String {
+        let identifier = ObjectIdentifier(type)
+        if let name = names.withLock({ $0[identifier] }) { return name }
+        let name = String(reflecting: type)
+        names.withLock { $0[identifier] = name }
+        return name
     }
 }

@@ -175,11 +175,24 @@ struct FetchOperation: Sendable {
         let loadRequest = DataLoadRequest(url: request.url, headers: headers, timeout: policy.timeout)
         callbacks.requestSent(conditional)
         let response: DataLoadResponse
+        // The transfer runs in a task of its own, so the idle watchdog can stop it without
+        // cancelling this fetch (which may retry after a timeout).
+        let transfer = Task(executorPreference: LoadingExecutor.shared) { [loader] in
+            try await loader.load(loadRequest, receiver: receiver)
+        }
+        let watch = IdleWatchdog.shared.watch(receiver, timeout: policy.timeout) { transfer.cancel() }
+        defer { IdleWatchdog.shared.unwatch(watch) }
         do {
-            response = try await withIdleTimeout(policy.timeout, activity: receiver) {
-                try await loader.load(loadRequest, receiver: receiver)
+            response = try await withTaskCancellationHandler {
+                try await transfer.value
+            } onCancel: {
+                transfer.cancel()
             }
         } catch {
+            if receiver.didTimeOut {
+                receiver.suspendOrAbortWriter(resumable: policy.resumesDownloads)
+                throw ManagedCacheError.timedOut(seconds: policy.timeout)
+            }
             // Interrupted (cancelled, timed out, connection lost): keep the bytes to resume later.
             // Refused (a status, the size limit): discard them.
             let interrupted = Task.isCancelled || ManagedCacheError.from(loaderError: error).isTransient
@@ -240,28 +253,6 @@ struct FetchOperation: Sendable {
                                         freshness: freshness)
             confirmed.notModified = true
             return confirmed
-        }
-    }
-
-    /// Runs `operation`, failing with `.timedOut` when `activity` reports nothing for `seconds`.
-    private func withIdleTimeout(
-        _ seconds: Double, activity: FetchReceiver,
-        operation: @escaping @Sendable () async throws -> DataLoadResponse
-    ) async throws -> DataLoadResponse {
-        try await withThrowingTaskGroup(of: DataLoadResponse?.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                while true {
-                    let remaining = seconds - activity.secondsSinceLastActivity()
-                    if remaining <= 0 { throw ManagedCacheError.timedOut(seconds: seconds) }
-                    try await Task.sleep(for: .seconds(remaining))
-                }
-            }
-            defer { group.cancelAll() }
-            while let result = try await group.next() {
-                if let response = result { return response }
-            }
-            throw ManagedCacheError.cancelled(.caller)
         }
     }
 }

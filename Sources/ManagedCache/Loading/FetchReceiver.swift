@@ -25,6 +25,8 @@ final class FetchReceiver: DataLoadReceiver {
         var lastActivity = ContinuousClock.now
         /// The response's ETag or Last-Modified, which a resumed download must match.
         var validator: String?
+        /// The idle watchdog stopped this download.
+        var timedOut = false
     }
 
     private let state: Lock<State>
@@ -134,6 +136,12 @@ final class FetchReceiver: DataLoadReceiver {
         }
         callbacks.progress(progress, chunk.count)
     }
+
+    /// Marks the download as stopped for idleness (by `IdleWatchdog`).
+    func markTimedOut() { state.withLock { $0.timedOut = true } }
+
+    /// Whether the idle watchdog stopped the download.
+    var didTimeOut: Bool { state.withLock { $0.timedOut } }
 
     func secondsSinceLastActivity() -> Double {
         let elapsed = state.withLock { ContinuousClock.now - $0.lastActivity }

@@ -29,7 +29,12 @@ struct ManagerState {
 }
 
 /// One handler per object key: HJCache's `HJMOHandler`, as a state machine.
-struct HandlerRecord {
+///
+/// A class, so the table holds references and every change happens in place: handlers are
+/// touched on every `manage`, and copying a record of this size in and out of the dictionary cost
+/// more than the rest of a memory hit. Not `Sendable`: handlers live in `ManagerState` and are
+/// only read or changed under the manager's lock.
+final class HandlerRecord {
     /// new → loading → loaded → ready, or failed; cancellation returns to new.
     enum Phase {
         /// Nothing under way (never started, or cancelled: managing a user restarts it).
@@ -91,7 +96,7 @@ struct HandlerRecord {
     var hasLiveUnevictableUsers: Bool { users.contains { $0.user != nil && !$0.evictable } }
 
     /// Drops the slots of deallocated users.
-    mutating func compactUsers() { users.removeAll { $0.user == nil } }
+    func compactUsers() { users.removeAll { $0.user == nil } }
 }
 
 /// A handler's weak reference to one user.
@@ -141,6 +146,8 @@ struct PendingWork {
     var events: [ManagerEvent] = []
     /// Values evicted from caches, released outside the lock.
     var released: [any Sendable] = []
+
+    var isEmpty: Bool { deliveries.isEmpty && fileCachePurges.isEmpty && events.isEmpty && released.isEmpty }
 
     mutating func append(_ other: PendingWork) {
         deliveries += other.deliveries

@@ -20,6 +20,8 @@ extension ObjectManager {
         for request: ObjectRequest, decoder: Decoder, progress: (@Sendable (LoadProgress) -> Void)? = nil
     ) async throws(ManagedCacheError) -> Decoder.Object {
         let user = AwaitingUser(request: Self.asyncRequest(request), decoder: decoder, progress: progress)
+        // Once the caller has the object, only the memory cache keeps it (within its limits).
+        defer { unmanage(user) }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in

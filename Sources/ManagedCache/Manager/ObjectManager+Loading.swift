@@ -6,7 +6,7 @@ extension ObjectManager {
     /// Moves the handler of `key` to loading: joins the fetch of its data key or starts one, and
     /// takes a loading-buffer slot when `evictable`.
     func _startLoading(_ key: ObjectKey, evictable: Bool, in state: inout ManagerState) -> PendingWork {
-        guard var handler = state.handlers[key] else { return PendingWork() }
+        guard let handler = state.handlers[key] else { return PendingWork() }
         var work = PendingWork()
         let fetchID: UInt64
         if var fetch = state.fetches[key.dataKey] {
@@ -94,7 +94,7 @@ extension ObjectManager {
     /// Stops the handler of `key`: back to `.new`, out of the buffer and its fetch (which is
     /// cancelled when nobody else wants it); its live users are told why.
     func _cancelHandler(_ key: ObjectKey, reason: ManagedCacheError.CancellationReason, in state: inout ManagerState) -> PendingWork {
-        guard var handler = state.handlers[key], handler.phase.isBusy else { return PendingWork() }
+        guard let handler = state.handlers[key], handler.phase.isBusy else { return PendingWork() }
         var work = PendingWork()
         handler.phase = .new
         handler.generation &+= 1
@@ -207,7 +207,7 @@ extension ObjectManager {
                 case .memory, .sharedObject: break
                 }
                 for key in fetch.subscribers {
-                    guard var handler = state.handlers[key], handler.isWaiting(for: identifier) else { continue }
+                    guard let handler = state.handlers[key], handler.isWaiting(for: identifier) else { continue }
                     if fetched.notModified, let stale = handler.staleObject {
                         work.append(_revalidated(key, object: stale.object, freshness: fetched.freshness, in: &state))
                         continue
@@ -239,7 +239,7 @@ extension ObjectManager {
                 state.statistics.failures[error.kind, default: 0] += 1
                 state.failures.record(error, for: dataKey, interval: fetch.policy.failureMemoryInterval)
                 for key in fetch.subscribers {
-                    guard var handler = state.handlers[key], handler.isWaiting(for: identifier) else { continue }
+                    guard let handler = state.handlers[key], handler.isWaiting(for: identifier) else { continue }
                     if let stale = handler.staleObject, error.isTransient, stale.freshness?.mustRevalidate != true {
                         // Stale-if-error: the network failed, the object we had is still better than nothing.
                         work.append(_revalidated(key, object: stale.object, freshness: stale.freshness, in: &state))
@@ -262,7 +262,7 @@ extension ObjectManager {
     /// a failure purges the key from every cache.
     func completeDecode(_ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronousUser: ObjectIdentifier? = nil) {
         let work = state.withLock { state -> PendingWork in
-            guard var handler = state.handlers[job.key], handler.generation == job.generation,
+            guard let handler = state.handlers[job.key], handler.generation == job.generation,
                   case .loaded = handler.phase else { return PendingWork() }
             switch outcome {
             case .success(let object):
@@ -301,7 +301,7 @@ extension ObjectManager {
     /// A stale object is current again (a `304`, or stale-if-error): back to ready with new
     /// freshness, into the memory cache, and to the users waiting for it.
     func _revalidated(_ key: ObjectKey, object: any Sendable, freshness: HTTPFreshness?, in state: inout ManagerState) -> PendingWork {
-        guard var handler = state.handlers[key] else { return PendingWork() }
+        guard let handler = state.handlers[key] else { return PendingWork() }
         var work = PendingWork()
         let wasWaiting = handler.revalidatingFetch == nil  // a background revalidation's users already have it
         handler.phase = .ready(object, .revalidated)
@@ -329,7 +329,7 @@ extension ObjectManager {
 
     /// Moves the handler of `key` to failed, purges the key from every cache and tells its users.
     func _fail(_ key: ObjectKey, error: ManagedCacheError, generation: UInt64?, in state: inout ManagerState) -> PendingWork {
-        guard var handler = state.handlers[key] else { return PendingWork() }
+        guard let handler = state.handlers[key] else { return PendingWork() }
         if let generation, handler.generation != generation { return PendingWork() }
         var work = PendingWork()
         handler.phase = .failed(error)

@@ -15,19 +15,21 @@ extension ObjectManager {
             return
         }
         let decoder = user.objectDecoder
-        let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
+        let identifier = decoder.identifier
+        let key = ObjectKey(dataKey: request.dataKey, variant: identifier)
         let policy = configuration.policy.applying(request.policy)
 
         var staleHit: CachedObject?
         if policy.cacheInMemory, let cached = memoryCache.value(forKey: key) {
             if cached.isFresh(policy: policy.freshness) {
-                let delivery = state.withLock { state in
+                let detached = state.withLock { state in
                     state.statistics.requests += 1
                     state.statistics.memoryHits += 1
                     return _attachForHit(user, request: request, key: key, policy: policy, cached: cached,
-                                         decoder: decoder, in: &state)
+                                         decoder: decoder, identifier: identifier, in: &state)
                 }
-                perform(delivery, synchronousUser: ObjectIdentifier(user))
+                if !detached.isEmpty { perform(detached) }
+                user.receive(.ready(cached.object, .memory), request: request)
                 return
             }
             staleHit = cached
@@ -53,8 +55,8 @@ extension ObjectManager {
             state.statistics.requests += 1
             var work = PendingWork()
             let attachment = _attach(user, request: request, key: key, policy: policy,
-                                     decoder: AnyObjectDecoder(decoder), work: &work, in: &state)
-            guard var handler = state.handlers[key] else { return work }
+                                     decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state)
+            guard let handler = state.handlers[key] else { return work }
             if case .ready(let object, _) = handler.phase, staleHit == nil, let freshness = handler.freshness,
                freshness.isStale(policy: policy.freshness) {
                 staleHit = CachedObject(object: object, freshness: freshness, cost: handler.objectCost)
@@ -142,7 +144,7 @@ extension ObjectManager {
 
     /// Starts revalidating the ready object of `key` in the background, unless that is under way.
     func _startRevalidation(_ key: ObjectKey, stale: CachedObject, in state: inout ManagerState) -> PendingWork {
-        guard var handler = state.handlers[key], handler.revalidatingFetch == nil, !handler.phase.isBusy else {
+        guard let handler = state.handlers[key], handler.revalidatingFetch == nil, !handler.phase.isBusy else {
             return PendingWork()
         }
         handler.phase = .ready(stale.object, .memory)
@@ -195,22 +197,20 @@ extension ObjectManager {
         return attachment
     }
 
-    /// The memory-hit path: attaches the user to a handler holding `object` and returns its delivery.
+    /// The memory-hit path: attaches the user to a handler holding the object. Returns the work
+    /// that detaching it from a previous key caused (usually none); the caller delivers the hit itself.
     func _attachForHit<Decoder: ObjectDecoding>(
         _ user: some ManagedObjectUser, request: ObjectRequest, key: ObjectKey, policy: LoadPolicy,
-        cached: CachedObject, decoder: Decoder, in state: inout ManagerState
+        cached: CachedObject, decoder: Decoder, identifier: String, in state: inout ManagerState
     ) -> PendingWork {
         var work = PendingWork()
-        let attachment = _attach(user, request: request, key: key, policy: policy,
-                                 decoder: AnyObjectDecoder(decoder), work: &work, in: &state)
-        if var handler = state.handlers[key], !handler.phase.isBusy, handler.revalidatingFetch == nil {
+        _ = _attach(user, request: request, key: key, policy: policy,
+                    decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state)
+        if let handler = state.handlers[key], !handler.phase.isBusy, handler.revalidatingFetch == nil {
             handler.phase = .ready(cached.object, .memory)
             handler.freshness = cached.freshness
             handler.objectCost = cached.cost
-            state.handlers[key] = handler
         }
-        work.deliveries.append(PendingDelivery(
-            user: user, request: request, key: key, attachment: attachment, event: .ready(cached.object, .memory)))
         return work
     }
 
@@ -219,14 +219,14 @@ extension ObjectManager {
         let identifier = ObjectIdentifier(user)
         guard let attachment = state.attachments[identifier] else { return PendingWork() }
         state.attachments.removeValue(forKey: identifier)
-        guard var handler = state.handlers[attachment.key] else { return PendingWork() }
+        guard let handler = state.handlers[attachment.key] else { return PendingWork() }
         handler.users.removeAll { $0.identifier == identifier || $0.user == nil }
-        if handler.users.isEmpty, case .ready = handler.phase {
-            // Only users keep a handler's object alive; the memory cache keeps its own reference
-            // within its limits.
-            handler.phase = .new
+        if handler.users.isEmpty, !handler.phase.isBusy, !handler.heldByPrefetch, handler.revalidatingFetch == nil {
+            // Nobody uses it and nothing is under way: drop it. Only users keep a handler's object
+            // alive; the memory cache keeps its own reference within its limits.
+            state.handlers.removeValue(forKey: attachment.key)
+            return PendingWork()
         }
-        state.handlers[attachment.key] = handler
         return _cancelIfAbandoned(attachment.key, in: &state)
     }
 

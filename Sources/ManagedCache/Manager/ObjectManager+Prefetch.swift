@@ -77,7 +77,7 @@ extension ObjectManager {
             }
             let key = ObjectKey(dataKey: dataKey, variant: decoder.identifier)
             if memoryCache.contains(key) { continue }
-            var handler = state.handlers[key] ?? HandlerRecord(key: key, decoder: decoder, request: item.request, policy: policy)
+            let handler = state.handlers[key] ?? HandlerRecord(key: key, decoder: decoder, request: item.request, policy: policy)
             switch handler.phase {
             case .ready, .loading, .loaded:
                 continue

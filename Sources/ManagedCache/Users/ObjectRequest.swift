@@ -53,11 +53,26 @@ public struct ObjectKey: Sendable, Hashable, CustomStringConvertible {
     public let dataKey: String
     /// The decoder's identifier (`ObjectDecoding.identifier`), which includes the object type.
     public let variant: String
+    /// Both strings hashed once, at creation: keys are hashed on every cache and table lookup, and
+    /// hashing two URL-length strings each time cost more than the lookups themselves.
+    private let precomputedHash: Int
 
     /// Creates the key of the object `variant` makes from the bytes stored under `dataKey`.
     public init(dataKey: String, variant: String) {
         self.dataKey = dataKey
         self.variant = variant
+        var hasher = Hasher()
+        hasher.combine(dataKey)
+        hasher.combine(variant)
+        precomputedHash = hasher.finalize()
+    }
+
+    public static func == (lhs: ObjectKey, rhs: ObjectKey) -> Bool {
+        lhs.precomputedHash == rhs.precomputedHash && lhs.dataKey == rhs.dataKey && lhs.variant == rhs.variant
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(precomputedHash)
     }
 
     public var description: String { "\(dataKey) [\(variant)]" }

@@ -117,20 +117,22 @@ extension StoreState {
         var encoder = JournalEncoder()
         var paths: [String] = []
         if index.expiringCount > 0 {
-            for bucket in buckets {
-                var slot = index.oldest(inBucket: bucket)
-                while slot >= 0 {
-                    examined += 1
-                    let next = index[slot].newer
-                    if index[slot].expires <= now && slot != protecting {
-                        sliceCount -= 1
-                        sliceBytes -= index[slot].record.size
-                        removed += 1
-                        _evict(slot, into: &encoder, paths: &paths)
-                    }
-                    slot = next
+            // Expired entries come from the expiry heap, not from walking the slice's LRU lists
+            // (which cost one cache miss per entry of the slice, whether expired or not): the
+            // slice's are deleted, the others go back on the heap for their own slice's pass.
+            var elsewhere: [Int32] = []
+            while let slot = index.popExpired(now: now) {
+                examined += 1
+                guard buckets.contains(Int(index[slot].bucket)), slot != protecting else {
+                    elsewhere.append(slot)
+                    continue
                 }
+                sliceCount -= 1
+                sliceBytes -= index[slot].record.size
+                removed += 1
+                _evict(slot, into: &encoder, paths: &paths)
             }
+            for slot in elsewhere { index.requeueExpiry(slot) }
         }
         if let ratio {
             let keepCount = Int((Double(entriesInSlice) * ratio.count).rounded(.down))
