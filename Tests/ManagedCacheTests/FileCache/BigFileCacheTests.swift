@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ManagedCache
 
 /// BigFileCache: buckets, a tenth of the cache per trim pass, limits held over many writes.
-@Suite struct BigFileCacheTests {
+@Suite(.offCooperativePool) struct BigFileCacheTests {
     /// Files on disk per bucket directory.
     private func filesPerBucket(_ root: URL) -> [Int: Int] {
         var counts: [Int: Int] = [:]

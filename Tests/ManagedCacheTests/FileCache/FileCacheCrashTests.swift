@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ManagedCache
 
 /// A process killed (SIGKILL) at random moments while it writes, reads, removes and trims leaves
 /// a cache that reopens consistent: every entry reads back exactly what was committed under its
 /// key, nothing partial is visible, and no orphan file remains in ready/ or loading/.
-@Suite struct FileCacheCrashTests {
+@Suite(.offCooperativePool) struct FileCacheCrashTests {
     static let runs = 12
 
     @Test(arguments: CacheKind.allCases)

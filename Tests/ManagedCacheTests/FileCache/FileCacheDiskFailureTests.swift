@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ManagedCache
 
 /// When the cache directory goes away or becomes unusable, operations fail cleanly (writes throw
 /// `FileCacheError.io`, lookups return nil) and the cache recovers once the disk is usable again.
 /// (Making the directory read-only proves nothing here: the tests run as root, which ignores
 /// permissions; replacing the directory by a regular file fails every operation the same way.)
-@Suite struct FileCacheDiskFailureTests {
+@Suite(.offCooperativePool) struct FileCacheDiskFailureTests {
     @Test(arguments: CacheKind.allCases)
     func aCacheWhoseDirectoryBecameAFileFailsCleanlyAndRecovers(kind: CacheKind) throws {
         try withTemporaryDirectory { parent in

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ManagedCache
 
 /// Any key, however hostile, stays inside the cache root and never shares data with another key.
-@Suite struct FileCacheHostileKeyTests {
+@Suite(.offCooperativePool) struct FileCacheHostileKeyTests {
     /// At least 1,000 distinct keys (as UTF-8 byte strings): traversal, absolute paths, NUL
     /// bytes, separators, very long keys, Unicode look-alikes and random Unicode.
     static func hostileKeys() -> [String] {

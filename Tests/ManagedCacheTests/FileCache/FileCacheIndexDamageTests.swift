@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ManagedCache
 
 /// A damaged index journal reopens into a consistent cache: every entry it still describes reads
 /// back, and every file it no longer describes is deleted.
-@Suite struct FileCacheIndexDamageTests {
+@Suite(.offCooperativePool) struct FileCacheIndexDamageTests {
     enum Damage: String, CaseIterable, Sendable {
         case garbageAppended, truncatedMidRecord, byteFlippedInTheMiddle, replacedByGarbage, deleted, emptied
     }

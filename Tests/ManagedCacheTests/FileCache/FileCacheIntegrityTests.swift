@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ManagedCache
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Darwin
 #endif
 
 /// A changed, truncated, grown or missing file is detected on read, and the entry removed.
-@Suite struct FileCacheIntegrityTests {
+@Suite(.offCooperativePool) struct FileCacheIntegrityTests {
     enum Damage: String, CaseIterable, Sendable {
         case flippedByte, truncated, grown, deleted
     }

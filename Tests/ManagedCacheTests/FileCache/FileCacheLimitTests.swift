@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ManagedCache
 
 /// Limits by count, bytes and age hold after every commit; eviction is least recently used.
-@Suite struct FileCacheLimitTests {
+@Suite(.offCooperativePool) struct FileCacheLimitTests {
     @Test(arguments: CacheKind.allCases)
     func theCountLimitHoldsAfterEveryCommit(kind: CacheKind) throws {
         try withTemporaryDirectory { root in

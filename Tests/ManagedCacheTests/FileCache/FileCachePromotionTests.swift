@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ManagedCache
 
 /// Nothing is visible in a cache until a writer commits; everything else leaves nothing behind.
-@Suite struct FileCachePromotionTests {
+@Suite(.offCooperativePool) struct FileCachePromotionTests {
     @Test(arguments: CacheKind.allCases)
     func anEntryBecomesVisibleOnlyWhenItsWriterCommits(kind: CacheKind) throws {
         try withTemporaryDirectory { root in

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ManagedCache
 
 /// removeAll empties the cache and leaves it working (HJCache's big cache did not).
-@Suite struct FileCacheRemoveAllTests {
+@Suite(.offCooperativePool) struct FileCacheRemoveAllTests {
     @Test(arguments: CacheKind.allCases)
     func removeAllLeavesAWorkingCache(kind: CacheKind) throws {
         try withTemporaryDirectory { root in

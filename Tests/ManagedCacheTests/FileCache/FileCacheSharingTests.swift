@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import ManagedCache
 
 /// Read outcomes counted across tasks.
@@ -11,7 +12,7 @@ private final class ReadCounts: Sendable {
 }
 
 /// Several instances on one directory, in one process or in several, do not corrupt each other.
-@Suite struct FileCacheSharingTests {
+@Suite(.offCooperativePool) struct FileCacheSharingTests {
     @Test(arguments: CacheKind.allCases)
     func anEntryWrittenByAnotherInstanceIsFoundOnAMiss(kind: CacheKind) throws {
         try withTemporaryDirectory { root in
