@@ -236,7 +236,7 @@ extension ObjectManager {
             case .failure(let error):
                 if case .cancelled = error { break }
                 state.statistics.failures[error.kind, default: 0] += 1
-                state.failures.record(error, for: dataKey, interval: fetch.policy.failureMemoryInterval)
+                state.failures.record(error, forDataKey: dataKey, interval: fetch.policy.failureMemoryInterval)
                 for key in fetch.subscribers {
                     guard var handler = state.handlers[key], handler.isWaiting(for: identifier) else { continue }
                     if let stale = handler.staleObject, error.isTransient, stale.freshness?.mustRevalidate != true {
@@ -290,7 +290,7 @@ extension ObjectManager {
                 return work
             case .failure(let error):
                 state.statistics.failures[error.kind, default: 0] += 1
-                state.failures.record(error, for: job.key.description, interval: handler.policy.failureMemoryInterval)
+                state.failures.record(error, for: job.key, interval: handler.policy.failureMemoryInterval)
                 return _fail(job.key, error: error, generation: job.generation, in: &state)
             }
         }

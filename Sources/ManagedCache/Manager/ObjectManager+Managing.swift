@@ -101,7 +101,7 @@ extension ObjectManager {
                 }
             case .new, .failed:
                 if policy.failureMemoryInterval > 0,
-                   let failure = state.failures.failure(for: key.dataKey) ?? state.failures.failure(for: key.description) {
+                   let failure = state.failures.failure(for: key) {
                     state.statistics.failures[.recentlyFailed, default: 0] += 1
                     work.deliveries.append(PendingDelivery(
                         user: user, request: request, key: key, attachment: attachment,
