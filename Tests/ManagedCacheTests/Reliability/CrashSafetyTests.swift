@@ -20,7 +20,7 @@ import Darwin
 ///
 /// `FileCacheCrashTests` does this a dozen times per cache type; this is the scale and
 /// figure.
-@Suite(.offCooperativePool) struct CrashSafetyTests {
+@Suite(.offCooperativePool, .spawnsChildProcesses) struct CrashSafetyTests {
     /// Kills per cache type.
     static let runsPerKind = 75
 
