@@ -122,6 +122,8 @@ extension ObjectManager {
                 user: user, request: slot.request, key: key, attachment: slot.attachment,
                 event: .failed(.cancelled(reason))))
         }
+        // Their requests are over: a restart of this key by anyone else is not theirs to hear.
+        state.handlers[key]?.users.removeAll()
         return work
     }
 
@@ -348,6 +350,8 @@ extension ObjectManager {
             work.deliveries.append(PendingDelivery(
                 user: user, request: slot.request, key: key, attachment: slot.attachment, event: .failed(error)))
         }
+        // Their requests are over: a later load of this key (another user's retry) is not theirs to hear.
+        state.handlers[key]?.users.removeAll()
         return work
     }
 }
