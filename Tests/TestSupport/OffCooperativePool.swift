@@ -1,37 +1,53 @@
-import Dispatch
+import Foundation
 import Testing
 
-/// Runs each test of a suite on a dispatch-backed executor instead of Swift's cooperative pool.
+/// Runs each test of a suite (or one test) on threads of its own instead of Swift concurrency's
+/// cooperative pool.
 ///
-/// The file-cache suites do seconds of blocking disk work and wait for child processes. On a
-/// 2-core machine the cooperative pool has two threads; if those tests held them, every other
-/// test's tasks (and its bounded waits) would stall behind them. The test still runs in its own
-/// task, so `#expect` and `Issue.record` are attributed as usual.
-public struct OffCooperativePoolTrait: SuiteTrait, TestTrait, TestScoping {
+/// The pool has one thread per core: two on a 2-core CI machine. A test that blocks (disk I/O in
+/// a synchronous test, waiting for a child process) holds one of them for its whole duration, and
+/// Swift Testing starts every test at once, so a few blocking suites leave no thread for the tasks
+/// the asynchronous tests wait on: their bounded waits then expire with nothing wrong in the code
+/// under test. Tests that block mark themselves `.offCooperativePool`; they still run in parallel
+/// with the others, and the pool stays free for the work that needs it.
+///
+/// ```swift
+/// @Suite(.offCooperativePool) struct DiskHeavyTests { ... }
+/// ```
+public struct OffCooperativePool: TestTrait, SuiteTrait, TestScoping {
+    /// Applies to every test of a suite marked with it.
     public var isRecursive: Bool { true }
+
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        // Once per test case: that is where the test's body runs.
+        testCase == nil ? nil : self
+    }
 
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await withTaskExecutorPreference(BlockingTestExecutor.shared) {
+        try await withTaskExecutorPreference(ThreadPerJobExecutor.shared) {
             try await function()
         }
     }
 }
 
-extension Trait where Self == OffCooperativePoolTrait {
-    /// Runs the tests on threads of their own (see `OffCooperativePoolTrait`).
-    public static var offCooperativePool: Self { OffCooperativePoolTrait() }
+extension Trait where Self == OffCooperativePool {
+    /// Runs the test (or every test of the suite) off the cooperative pool: for tests that block.
+    public static var offCooperativePool: Self { Self() }
 }
 
-/// A task executor over a concurrent dispatch queue, which adds threads when its threads block.
-final class BlockingTestExecutor: TaskExecutor {
-    static let shared = BlockingTestExecutor()
-    private let queue = DispatchQueue(label: "TestSupport.blocking", attributes: .concurrent)
+/// A task executor that runs every job on a new thread. Meant for the few jobs of tests that
+/// block (a synchronous test body is one job), not for fine-grained asynchronous work.
+public final class ThreadPerJobExecutor: TaskExecutor {
+    /// The one instance the trait uses.
+    public static let shared = ThreadPerJobExecutor()
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        let thread = Thread { job.runSynchronously(on: executor) }
+        thread.stackSize = 8 << 20
+        thread.start()
     }
 }

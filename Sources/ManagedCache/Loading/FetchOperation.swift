@@ -169,7 +169,7 @@ struct FetchOperation: Sendable {
         }
         if useFileCache, writer == nil { writer = makeWriter() }
         let receiver = FetchReceiver(
-            writer: writer, maximumBodySize: policy.maximumBodySize,
+            dataKey: dataKey, writer: writer, maximumBodySize: policy.maximumBodySize,
             inMemoryThreshold: writer == nil ? Int.max : inMemoryThreshold,
             acceptsNotModified: conditional, resuming: resuming, freshWriter: makeWriter, callbacks: callbacks)
         let loadRequest = DataLoadRequest(url: request.url, headers: headers, timeout: policy.timeout)

@@ -36,11 +36,13 @@ final class FetchReceiver: DataLoadReceiver {
     private let resuming: PartialDownload?
     private let freshWriter: @Sendable () -> (any FileCacheWriter)?
     private let callbacks: FetchCallbacks
+    /// The key the download is for, named in the failures it reports.
+    private let dataKey: String
 
     /// - Parameters:
     ///   - resuming: the partial download `writer` continues; the request asked for the rest.
     ///   - freshWriter: makes a writer for a clean restart when the server sends the whole body.
-    init(writer: (any FileCacheWriter)?, maximumBodySize: Int, inMemoryThreshold: Int, acceptsNotModified: Bool,
+    init(dataKey: String, writer: (any FileCacheWriter)?, maximumBodySize: Int, inMemoryThreshold: Int, acceptsNotModified: Bool,
          resuming: PartialDownload? = nil, freshWriter: @escaping @Sendable () -> (any FileCacheWriter)? = { nil },
          callbacks: FetchCallbacks) {
         var initial = State(writer: writer)
@@ -55,6 +57,7 @@ final class FetchReceiver: DataLoadReceiver {
         self.resuming = resuming
         self.freshWriter = freshWriter
         self.callbacks = callbacks
+        self.dataKey = dataKey
     }
 
     func didReceive(response: DataLoadResponse) throws {
@@ -125,7 +128,7 @@ final class FetchReceiver: DataLoadReceiver {
                 } catch {
                     writer.abort()
                     state.writer = nil
-                    callbacks.event(.fileCacheFailure(key: "", operation: "write", error: String(describing: error)))
+                    callbacks.event(.fileCacheFailure(key: dataKey, operation: "write", error: String(describing: error)))
                     if state.memory == nil {
                         state.lostData = true
                         throw FileCacheWriteLost()

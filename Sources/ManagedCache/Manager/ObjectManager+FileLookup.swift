@@ -1,9 +1,11 @@
 import Foundation
 
 extension ObjectManager {
-    /// The file-cache key of a stored variant: the bytes' key plus the decoder's identifier.
+    /// The file-cache key of a stored variant: the bytes' key plus the decoder's identifier, after
+    /// a `\u{1E}`, which no data key contains (`ObjectRequest.dataKey` escapes it), so no request's
+    /// bytes can be looked up under a variant's key.
     static func variantFileKey(_ key: ObjectKey) -> String {
-        "\(key.dataKey)\u{1F}variant=\(key.variant)"
+        "\(key.dataKey)\u{1E}variant=\(key.variant)"
     }
 
     /// Looks for the handler's object in the file cache before any download: its stored variant

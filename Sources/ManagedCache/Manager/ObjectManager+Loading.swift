@@ -123,6 +123,8 @@ extension ObjectManager {
                 user: user, request: slot.request, key: key, attachment: slot.attachment,
                 event: .failed(.cancelled(reason))))
         }
+        // Their requests are over: a restart of this key by anyone else is not theirs to hear.
+        state.handlers[key]?.users.removeAll()
         return work
     }
 
@@ -237,7 +239,7 @@ extension ObjectManager {
             case .failure(let error):
                 if case .cancelled = error { break }
                 state.statistics.failures[error.kind, default: 0] += 1
-                state.failures.record(error, for: dataKey, interval: fetch.policy.failureMemoryInterval)
+                state.failures.record(error, forDataKey: dataKey, interval: fetch.policy.failureMemoryInterval)
                 for key in fetch.subscribers {
                     guard let handler = state.handlers[key], handler.isWaiting(for: identifier) else { continue }
                     if let stale = handler.staleObject, error.isTransient, stale.freshness?.mustRevalidate != true {
@@ -291,7 +293,7 @@ extension ObjectManager {
                 return work
             case .failure(let error):
                 state.statistics.failures[error.kind, default: 0] += 1
-                state.failures.record(error, for: job.key.description, interval: handler.policy.failureMemoryInterval)
+                state.failures.record(error, for: job.key, interval: handler.policy.failureMemoryInterval)
                 return _fail(job.key, error: error, generation: job.generation, in: &state)
             }
         }
@@ -349,6 +351,8 @@ extension ObjectManager {
             work.deliveries.append(PendingDelivery(
                 user: user, request: slot.request, key: key, attachment: slot.attachment, event: .failed(error)))
         }
+        // Their requests are over: a later load of this key (another user's retry) is not theirs to hear.
+        state.handlers[key]?.users.removeAll()
         return work
     }
 }

@@ -9,6 +9,10 @@ extension ObjectManager {
     /// - A user managed again with another request is detached from the old one first and never
     ///   receives its object afterwards.
     /// - A user whose `objectRequest` is `nil` is detached.
+    /// - Each call is one request, answered by exactly one final callback: ready, or failed. A
+    ///   failure or a cancellation detaches the user: it hears nothing of a later load of the key
+    ///   (another user's retry) until it is managed again. A ready user stays attached, sharing
+    ///   the object, and receives the newer object if a revalidation brings one.
     public func manage<User: ManagedObjectUser>(_ user: User) {
         guard let request = user.objectRequest else {
             unmanage(user)
@@ -103,11 +107,13 @@ extension ObjectManager {
                 }
             case .new, .failed:
                 if policy.failureMemoryInterval > 0,
-                   let failure = state.failures.failure(for: key.dataKey) ?? state.failures.failure(for: key.description) {
+                   let failure = state.failures.failure(for: key) {
                     state.statistics.failures[.recentlyFailed, default: 0] += 1
                     work.deliveries.append(PendingDelivery(
                         user: user, request: request, key: key, attachment: attachment,
                         event: .failed(.recentlyFailed(failure))))
+                    // That answers its request: it hears nothing of a later load of this key.
+                    state.handlers[key]?.users.removeAll { $0.attachment == attachment }
                     return work
                 }
                 handler.request = request
@@ -182,8 +188,15 @@ extension ObjectManager {
     ) -> UInt64 {
         let identifier = ObjectIdentifier(user)
         if let existing = state.attachments[identifier], existing.user === user {
-            if existing.key == key, state.handlers[key] != nil { return existing.identifier }
-            work.append(_detach(user, in: &state))
+            let stillAttached = state.handlers[existing.key]?.users.contains { $0.attachment == existing.identifier } == true
+            if !stillAttached {
+                // Its last request ended in a failure or a cancellation, which detached it.
+                state.attachments.removeValue(forKey: identifier)
+            } else if existing.key == key {
+                return existing.identifier
+            } else {
+                work.append(_detach(user, in: &state))
+            }
         }
         if state.handlers[key] == nil {
             _sweepIfNeeded(in: &state)

@@ -82,7 +82,7 @@ extension ObjectManager {
             case .ready, .loading, .loaded:
                 continue
             case .new, .failed:
-                if state.failures.failure(for: dataKey) != nil { continue }
+                if state.failures.failure(for: key) != nil { continue }
                 handler.request = item.request
                 handler.policy = policy
                 handler.heldByPrefetch = true

@@ -167,9 +167,10 @@ public final class ObjectManager: Sendable {
         removeAllObjects()
     }
 
-    /// Forgets a remembered failure, so the next request for `request` goes to the network.
+    /// Forgets the remembered failures of `request`'s key (download failures and decoding failures
+    /// of every decoder), so the next request for it goes to the network.
     public func forgetFailure(for request: ObjectRequest) {
-        state.withLock { $0.failures.forget(request.dataKey) }
+        state.withLock { $0.failures.forget(dataKey: request.dataKey) }
     }
 
     /// Forgets every remembered failure.

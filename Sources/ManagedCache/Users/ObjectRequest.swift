@@ -31,15 +31,43 @@ public struct ObjectRequest: Sendable, Hashable {
         self.policy = policy
     }
 
-    /// The key of the downloaded bytes: the `oid` if there is one, else the URL, plus any key headers.
-    /// The file cache stores the bytes under this key.
+    /// The key of the downloaded bytes: the `oid` if there is one, else the URL, plus any key headers
+    /// (`\u{1F}name=value`, names lowercased and sorted). The file cache stores the bytes under this key.
+    ///
+    /// Distinct requests have distinct keys, byte for byte and as Swift `String`s: a component
+    /// with a byte outside printable ASCII, or a backslash (and, in a key header, an `=`), has
+    /// every such byte written as `\xHH`. So canonically equivalent oids (`"caf\u{E9}"` and
+    /// `"cafe\u{301}"`, equal as `String`s) stay apart in memory as on disk, and no oid can spell
+    /// another request's key-header suffix. Printable ASCII oids and URLs are used as they are.
     public var dataKey: String {
-        var key = oid ?? url.absoluteString
+        var key = Self.escapedKeyComponent(oid ?? url.absoluteString, escapingEquals: false)
         for name in keyHeaders.sorted() {
             let value = headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value ?? ""
-            key += "\u{1F}\(name.lowercased())=\(value)"
+            key += "\u{1F}" + Self.escapedKeyComponent(name.lowercased(), escapingEquals: true)
+                + "=" + Self.escapedKeyComponent(value, escapingEquals: true)
         }
         return key
+    }
+
+    /// `component` itself when every byte is printable ASCII other than `\` (and `=` when
+    /// `escapingEquals`), else with each other byte written as `\xHH`. Injective, and the result is
+    /// printable ASCII, where `String` equality is byte equality.
+    static func escapedKeyComponent(_ component: String, escapingEquals: Bool) -> String {
+        func needsEscape(_ byte: UInt8) -> Bool {
+            byte < 0x20 || byte > 0x7E || byte == 0x5C || (escapingEquals && byte == 0x3D)
+        }
+        guard component.utf8.contains(where: needsEscape) else { return component }
+        let digits = Array("0123456789abcdef".utf8)
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(component.utf8.count + 24)
+        for byte in component.utf8 {
+            if needsEscape(byte) {
+                escaped += [0x5C, 0x78, digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]  // \xHH
+            } else {
+                escaped.append(byte)
+            }
+        }
+        return String(decoding: escaped, as: UTF8.self)
     }
 }
 

@@ -52,6 +52,44 @@ import TestSupport
         #expect(manager.statistics.failures[.decoding] == 1)
     }
 
+    @Test func forgettingAFailureAlsoForgetsADecodingFailureOfTheKey() async {
+        let loader = ScriptedDataLoader()
+        loader.script("bad", .body(Data("BAD bytes".utf8)))
+        let manager = makeScriptedManager(loader: loader)
+        let user = RecordingUser(request("bad"), decoder: BlobDecoder())
+        manager.manage(user)
+        #expect(await waitUntil { user.errors.count == 1 })
+        manager.manage(user)
+        #expect(user.errors.count == 2)
+        guard case .recentlyFailed(.decodingFailed) = user.errors.last else {
+            Issue.record("expected recentlyFailed(decodingFailed), got \(user.errors)")
+            return
+        }
+        // The server is fixed; the caller forgets the failure and asks again.
+        loader.script("bad", .body(Data("good bytes".utf8)))
+        manager.forgetFailure(for: request("bad"))
+        manager.manage(user)
+        #expect(await waitUntil { user.finalCallbackCount == 3 })
+        #expect(user.objects.map(\.text) == ["good bytes"])
+        #expect(loader.requestCount("bad") == 2)
+    }
+
+    @Test func aDecodingFailureIsNotReportedForAnotherKeyThatSpellsItsDescription() async {
+        let loader = ScriptedDataLoader()
+        loader.script("bad", .body(Data("BAD bytes".utf8)))
+        loader.script("other", .body(Data("other".utf8)))
+        let manager = makeScriptedManager(loader: loader)
+        let failing = RecordingUser(request("bad"), decoder: BlobDecoder())
+        manager.manage(failing)
+        #expect(await waitUntil { failing.errors.count == 1 })
+        let failedKey = ObjectKey(dataKey: request("bad").dataKey, variant: BlobDecoder().identifier)
+        // An oid equal to the failed object key's description is a different key.
+        let lookalike = RecordingUser(request("other", oid: failedKey.description), decoder: BlobDecoder())
+        manager.manage(lookalike)
+        #expect(await waitUntil { lookalike.finalCallbackCount == 1 })
+        #expect(lookalike.objects.map(\.text) == ["other"])
+    }
+
     @Test func unsupportedSchemeFailsAtOnceWithInvalidRequest() {
         let manager = ObjectManager()
         let user = RecordingUser(ObjectRequest(url: URL(string: "gopher://example.com/x")!), decoder: BlobDecoder())

@@ -4,7 +4,7 @@ import TestSupport
 @testable import ManagedCache
 
 /// BigFileCache: buckets, a tenth of the cache per trim pass, limits held over many writes.
-@Suite(.offCooperativePool) struct BigFileCacheTests {
+@Suite(.offCooperativePool, .exclusiveOfChildProcesses) struct BigFileCacheTests {
     /// Files on disk per bucket directory.
     private func filesPerBucket(_ root: URL) -> [Int: Int] {
         var counts: [Int: Int] = [:]

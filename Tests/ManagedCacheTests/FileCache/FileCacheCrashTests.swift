@@ -6,7 +6,7 @@ import TestSupport
 /// A process killed (SIGKILL) at random moments while it writes, reads, removes and trims leaves
 /// a cache that reopens consistent: every entry reads back exactly what was committed under its
 /// key, nothing partial is visible, and no orphan file remains in ready/ or loading/.
-@Suite(.offCooperativePool) struct FileCacheCrashTests {
+@Suite(.offCooperativePool, .spawnsChildProcesses) struct FileCacheCrashTests {
     static let runs = 12
 
     @Test(arguments: CacheKind.allCases)

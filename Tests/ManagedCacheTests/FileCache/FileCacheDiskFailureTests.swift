@@ -7,7 +7,7 @@ import TestSupport
 /// `FileCacheError.io`, lookups return nil) and the cache recovers once the disk is usable again.
 /// (Making the directory read-only proves nothing here: the tests run as root, which ignores
 /// permissions; replacing the directory by a regular file fails every operation the same way.)
-@Suite(.offCooperativePool) struct FileCacheDiskFailureTests {
+@Suite(.offCooperativePool, .exclusiveOfChildProcesses) struct FileCacheDiskFailureTests {
     @Test(arguments: CacheKind.allCases)
     func aCacheWhoseDirectoryBecameAFileFailsCleanlyAndRecovers(kind: CacheKind) throws {
         try withTemporaryDirectory { parent in

@@ -4,7 +4,7 @@ import TestSupport
 @testable import ManagedCache
 
 /// Any key, however hostile, stays inside the cache root and never shares data with another key.
-@Suite(.offCooperativePool) struct FileCacheHostileKeyTests {
+@Suite(.offCooperativePool, .exclusiveOfChildProcesses) struct FileCacheHostileKeyTests {
     /// At least 1,000 distinct keys (as UTF-8 byte strings): traversal, absolute paths, NUL
     /// bytes, separators, very long keys, Unicode look-alikes and random Unicode.
     static func hostileKeys() -> [String] {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// A damaged index journal reopens into a consistent cache: every entry it still describes reads
 /// back, and every file it no longer describes is deleted.
-@Suite(.offCooperativePool) struct FileCacheIndexDamageTests {
+@Suite(.offCooperativePool, .exclusiveOfChildProcesses) struct FileCacheIndexDamageTests {
     enum Damage: String, CaseIterable, Sendable {
         case garbageAppended, truncatedMidRecord, byteFlippedInTheMiddle, replacedByGarbage, deleted, emptied
     }

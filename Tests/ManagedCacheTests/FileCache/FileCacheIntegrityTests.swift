@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 /// A changed, truncated, grown or missing file is detected on read, and the entry removed.
-@Suite(.offCooperativePool) struct FileCacheIntegrityTests {
+@Suite(.offCooperativePool, .exclusiveOfChildProcesses) struct FileCacheIntegrityTests {
     enum Damage: String, CaseIterable, Sendable {
         case flippedByte, truncated, grown, deleted
     }

@@ -4,7 +4,7 @@ import TestSupport
 @testable import ManagedCache
 
 /// Limits by count, bytes and age hold after every commit; eviction is least recently used.
-@Suite(.offCooperativePool) struct FileCacheLimitTests {
+@Suite(.offCooperativePool, .exclusiveOfChildProcesses) struct FileCacheLimitTests {
     @Test(arguments: CacheKind.allCases)
     func theCountLimitHoldsAfterEveryCommit(kind: CacheKind) throws {
         try withTemporaryDirectory { root in

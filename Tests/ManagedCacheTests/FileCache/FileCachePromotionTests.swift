@@ -4,7 +4,7 @@ import TestSupport
 @testable import ManagedCache
 
 /// Nothing is visible in a cache until a writer commits; everything else leaves nothing behind.
-@Suite(.offCooperativePool) struct FileCachePromotionTests {
+@Suite(.offCooperativePool, .exclusiveOfChildProcesses) struct FileCachePromotionTests {
     @Test(arguments: CacheKind.allCases)
     func anEntryBecomesVisibleOnlyWhenItsWriterCommits(kind: CacheKind) throws {
         try withTemporaryDirectory { root in

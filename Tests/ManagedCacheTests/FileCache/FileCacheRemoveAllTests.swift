@@ -4,7 +4,7 @@ import TestSupport
 @testable import ManagedCache
 
 /// removeAll empties the cache and leaves it working (HJCache's big cache did not).
-@Suite(.offCooperativePool) struct FileCacheRemoveAllTests {
+@Suite(.offCooperativePool, .exclusiveOfChildProcesses) struct FileCacheRemoveAllTests {
     @Test(arguments: CacheKind.allCases)
     func removeAllLeavesAWorkingCache(kind: CacheKind) throws {
         try withTemporaryDirectory { root in

@@ -12,7 +12,7 @@ private final class ReadCounts: Sendable {
 }
 
 /// Several instances on one directory, in one process or in several, do not corrupt each other.
-@Suite(.offCooperativePool) struct FileCacheSharingTests {
+@Suite(.offCooperativePool, .spawnsChildProcesses) struct FileCacheSharingTests {
     @Test(arguments: CacheKind.allCases)
     func anEntryWrittenByAnotherInstanceIsFoundOnAMiss(kind: CacheKind) throws {
         try withTemporaryDirectory { root in
