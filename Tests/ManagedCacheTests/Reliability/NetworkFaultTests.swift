@@ -53,13 +53,16 @@ import TestSupport
 
     static let faults: [Fault] = {
         let framed = FramedBody.contentType
+        // 3 s, not less: on a loaded 2-core machine a shorter idle timeout can fire before the
+        // request even reaches the server, and the check that one request was sent would fail.
+        let idle = 3.0
         var faults: [Fault] = [
             Fault(name: "stall-after-100-body-bytes",
                   response: .ok(goodBody("stall"), contentType: framed).behaving(.stall(afterBodyBytes: 100)),
-                  timeout: 1, expected: { $0 == .timedOut(seconds: 1) }, expectation: ".timedOut(1)"),
+                  timeout: idle, expected: { $0 == .timedOut(seconds: idle) }, expectation: ".timedOut(\(idle))"),
             Fault(name: "stall-before-the-head",
-                  response: .ok(goodBody("late"), contentType: framed).behaving(.delayed(seconds: 4)),
-                  timeout: 1, expected: { $0 == .timedOut(seconds: 1) }, expectation: ".timedOut(1)"),
+                  response: .ok(goodBody("late"), contentType: framed).behaving(.delayed(seconds: 3 * idle)),
+                  timeout: idle, expected: { $0 == .timedOut(seconds: idle) }, expectation: ".timedOut(\(idle))"),
             Fault(name: "truncated-with-content-length",
                   response: .ok(goodBody("cut"), contentType: framed).behaving(.truncate(afterBodyBytes: 20_000, sendContentLength: true)),
                   expected: isTransport, expectation: ".transport"),
@@ -70,8 +73,8 @@ import TestSupport
                   response: .ok(goodBody("reset"), contentType: framed).behaving(.reset(afterBodyBytes: 20_000)),
                   expected: isTransport, expectation: ".transport"),
             Fault(name: "drip-slower-than-the-timeout",
-                  response: .ok(goodBody("drip"), contentType: framed).behaving(.drip(chunkSize: 1_000, interval: 3)),
-                  timeout: 1, expected: { $0 == .timedOut(seconds: 1) }, expectation: ".timedOut(1)"),
+                  response: .ok(goodBody("drip"), contentType: framed).behaving(.drip(chunkSize: 1_000, interval: 3 * idle)),
+                  timeout: idle, expected: { $0 == .timedOut(seconds: idle) }, expectation: ".timedOut(\(idle))"),
             // Each chunk comes 40 times faster than the idle timeout, the whole body takes longer
             // than it: an idle timeout, not a total one, so this load succeeds.
             Fault(name: "drip-within-the-timeout",
