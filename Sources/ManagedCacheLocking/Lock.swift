@@ -9,7 +9,7 @@ import Darwin
 ///
 /// In normal builds `Lock` is `Synchronization.Mutex`. ThreadSanitizer cannot see `Mutex` on
 /// Linux (it waits on a raw futex that TSan does not intercept), so every access under it looks
-/// like a race. Builds made for TSan (`-Xswiftc -DMANAGEDCACHE_TSAN`, as `.ci/run` does) use this
+/// like a race. Builds made for TSan (`swift test --sanitize=thread -Xswiftc -DMANAGEDCACHE_TSAN`) use this
 /// pthread-mutex version instead, which TSan understands, so its reports are about real races.
 public final class Lock<Value>: @unchecked Sendable {
     // Safe to be Sendable: `value` is only read or written inside `withLock`, between
