@@ -170,7 +170,7 @@ extension ObjectManager {
                     guard let user = slot.user else { continue }
                     work.deliveries.append(PendingDelivery(
                         user: user, request: slot.request, key: key, attachment: slot.attachment,
-                        event: .progress(progress)))
+                        event: .progress(progress), fetch: identifier))
                 }
             }
             return work

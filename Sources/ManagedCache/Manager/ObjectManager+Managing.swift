@@ -295,7 +295,12 @@ extension ObjectManager {
     private func deliverIfCurrent(_ delivery: PendingDelivery) {
         if delivery.attachment != 0 {
             let current = state.withLock { state in
-                state.attachments[ObjectIdentifier(delivery.user)]?.identifier == delivery.attachment
+                guard state.attachments[ObjectIdentifier(delivery.user)]?.identifier == delivery.attachment
+                else { return false }
+                // Progress decided before a cancellation, failure or success that got here first is stale.
+                guard let fetch = delivery.fetch else { return true }
+                guard case .loading(fetch)? = state.handlers[delivery.key]?.phase else { return false }
+                return true
             }
             guard current else { return }
         }

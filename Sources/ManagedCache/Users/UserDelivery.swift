@@ -15,6 +15,9 @@ struct PendingDelivery: Sendable {
     /// The attachment the callback is for; a user re-managed since then no longer matches.
     let attachment: UInt64
     let event: UserEvent
+    /// For progress: the fetch it reports on. It is dropped unless the handler is still loading
+    /// that fetch when it is made, so no progress follows a user's final callback.
+    var fetch: UInt64?
 }
 
 extension ManagedObjectUser {

@@ -110,4 +110,26 @@ import TestSupport
         #expect(!MainQueueMarker.isOnMainQueue)
         #expect(uiUser.callbacksOnMainQueue == Array(repeating: true, count: uiUser.events.count))
     }
+
+    @Test func progressDecidedBeforeTheLoadEndedNeverFollowsTheFinalCallback() async {
+        let loader = ScriptedDataLoader()
+        for path in ["ui", "next"] { loader.script(path, .held(firstChunk: Data(path.utf8), rest: Data())) }
+        let manager = makeScriptedManager(loader: loader, bufferSize: 1)
+        let uiUser = RecordingUser(request("ui"), decoder: BlobDecoder(), delivery: .mainQueue)
+        // Hold the main queue so that the progress of the first chunk is still queued when the load ends.
+        let mainQueueHeld = DispatchSemaphore(value: 0)
+        DispatchQueue.main.async { mainQueueHeld.wait() }
+        manager.manage(uiUser)
+        #expect(await waitUntil { manager.statistics.bytesDownloaded > 0 })
+        let other = RecordingUser(request("next"), decoder: BlobDecoder())
+        manager.manage(other)
+        mainQueueHeld.signal()
+        #expect(await waitUntil { uiUser.errors == [.cancelled(.loadingBufferOverflow)] })
+        // Whatever the order they were queued in, the stale progress is dropped.
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.main.async { drained.signal() }
+        #expect(await waitUntil { drained.wait(timeout: .now()) == .success })
+        #expect(uiUser.progress.isEmpty)
+        #expect(uiUser.events.count == 1)
+    }
 }

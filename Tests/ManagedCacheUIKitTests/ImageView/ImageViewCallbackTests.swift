@@ -20,6 +20,8 @@ import TestSupport
         pushedOut.delegate = delegate
 
         pushedOut.load(url: ScriptedDataLoader.url("1"))
+        // Let the first chunk's progress arrive, so that nothing is in flight when the load is pushed out.
+        #expect(await waitUntil { recorder.callbacks.contains { if case .progress = $0 { true } else { false } } })
         let other = ManagedImageView(manager: manager)
         other.load(url: ScriptedDataLoader.url("2"))
 
