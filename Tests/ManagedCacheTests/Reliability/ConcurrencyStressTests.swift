@@ -21,7 +21,7 @@ import TestSupport
     /// Each worker runs for at least this long and at least `minimumOperations` operations (so a
     /// slow machine, or ThreadSanitizer, makes the test longer, not thinner).
     static let duration: Double = 2.5
-    static let minimumOperations = 500
+    static let minimumOperations = 1_000
     static let threadWorkers = 4
     static let taskWorkers = 4
 
