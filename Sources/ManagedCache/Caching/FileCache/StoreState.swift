@@ -142,7 +142,9 @@ struct StoreState {
     /// instance, flushes the journal and removes the dirty marker: the next open can then trust
     /// the index without listing any directory.
     mutating func _close() {
-        if journal != nil && !degraded {
+        // A journal gone from its path means the directory was removed: catching up would
+        // recreate it (`_reattach`), and closing must never create anything.
+        if let journal, !degraded, journal.pathState(layout.journal) != .missing {
             _lockJournal()
             if (try? _catchUp()) != nil {
                 try? _flushTouches()
