@@ -2,10 +2,15 @@
 //
 //     FileCacheCrashWriter <root> <single|big> <seed> crash
 //     FileCacheCrashWriter <root> <single|big> <seed> steady <iterations> <key prefix>
+//     FileCacheCrashWriter <root> <single|big> <seed> share <iterations> <key prefix> <byte limit> <count limit>
 //
 // `crash` mode runs every kind of operation on the cache at <root> in a loop until the parent
 // kills it (SIGKILL). `steady` mode runs <iterations> operations on keys starting with
-// <key prefix> and exits 0 (two processes sharing one directory).
+// <key prefix> and exits 0 (two processes sharing one directory). `share` mode is `steady` with
+// the given limits and more reads and trims; it checks every read instead of stopping at the
+// first wrong one, and ends with "S <good> <stale> <wrong>" (reads that matched, reads of an
+// entry another process had replaced or evicted since the lookup, reads that returned wrong
+// bytes), exiting 4 if any read was wrong.
 //
 // Every committed entry's bytes are `payload(key, generation)`, with the generation in the
 // entry's metadata, so the parent can check each entry it finds without knowing what happened.
@@ -67,13 +72,19 @@ guard arguments.count >= 5 else {
 let root = URL(fileURLWithPath: arguments[1])
 let big = arguments[2] == "big"
 var random = SplitMix64(state: UInt64(arguments[3]) ?? 1)
-let steady = arguments[4] == "steady"
+let share = arguments[4] == "share"
+let steady = arguments[4] == "steady" || share
 let iterations = steady ? Int(arguments[5]) ?? 100 : Int.max
 let prefix = steady ? arguments[6] : "key-"
+let shareLimits = share && arguments.count >= 9 ? (bytes: Int(arguments[7]), count: Int(arguments[8])) : nil
 
 let cache: any FileCaching
 do {
-    if big {
+    if let shareLimits {
+        cache = big
+            ? try BigFileCache(directory: root, configuration: .init(byteLimit: shareLimits.bytes, countLimit: shareLimits.count))
+            : try FileCache(directory: root, configuration: .init(byteLimit: shareLimits.bytes, countLimit: shareLimits.count))
+    } else if big {
         cache = try BigFileCache(directory: root, configuration: .init(byteLimit: 3 << 20, countLimit: 400))
     } else {
         cache = try FileCache(directory: root, configuration: .init(byteLimit: 1 << 20, countLimit: 150))
@@ -85,6 +96,56 @@ do {
 say("O")
 
 var generation = (UInt64(arguments[3]) ?? 1) << 32
+var reads = (good: 0, stale: 0, wrong: 0)
+
+/// `share` mode: reads, writes, removals and trims of keys other processes use at the same time.
+@MainActor
+func shareStep(_ key: String, _ choice: UInt64) throws {
+    switch choice {
+    case 0..<450:
+        let bytes = payload(key: key, generation: generation)
+        let writer = try cache.makeWriter(forKey: key)
+        let middle = bytes.count / 2
+        try writer.write(bytes.prefix(middle))
+        try writer.write(bytes.suffix(from: middle))
+        try writer.commit(metadata: FileCacheMetadata(userInfo: ["generation": String(generation)]))
+        say("C \(key) \(generation) \(CRC32.checksum(bytes))")
+    case 450..<850:
+        guard let entry = cache.entry(forKey: key) else { return }
+        do {
+            let data = try cache.readData(for: entry)
+            let stored = UInt64(entry.metadata.userInfo["generation"] ?? "") ?? 0
+            if data == payload(key: key, generation: stored) {
+                reads.good += 1
+            } else {
+                reads.wrong += 1
+                FileHandle.standardError.write(Data("read back wrong bytes for \(key)\n".utf8))
+            }
+        } catch FileCacheError.corrupted {
+            reads.stale += 1  // replaced or evicted by the other process since the lookup
+        }
+    case 850..<930:
+        cache.removeEntry(forKey: key)
+    default:
+        cache.trim()
+    }
+}
+
+if share {
+    for _ in 0..<iterations {
+        let key = prefix + String(random.next() % 120)
+        generation += 1
+        do {
+            try shareStep(key, random.next() % 1000)
+        } catch {
+            FileHandle.standardError.write(Data("operation failed: \(error)\n".utf8))
+            exit(5)
+        }
+    }
+    say("S \(reads.good) \(reads.stale) \(reads.wrong)")
+    exit(reads.wrong == 0 ? 0 : 4)
+}
+
 for _ in 0..<iterations {
     let key = prefix + String(random.next() % (steady ? 120 : 300))
     let choice = random.next() % 1000

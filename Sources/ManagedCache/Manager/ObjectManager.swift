@@ -19,7 +19,8 @@ import ManagedCacheLocking
 /// manager.manage(user)
 /// ```
 ///
-/// Several managers can coexist, each with its own caches. Deallocating a manager cancels its loads.
+/// Several managers can coexist, each with its own caches. Deallocating a manager cancels its
+/// loads; their users are told `.cancelled(.managerShutDown)`.
 public final class ObjectManager: Sendable {
     /// How a manager is set up. Every field has a default.
     public struct Configuration: Sendable {
@@ -79,12 +80,32 @@ public final class ObjectManager: Sendable {
         self.init(configuration: configuration)
     }
 
+    /// Cancels every load and tells the users still waiting for one `.cancelled(.managerShutDown)`
+    /// (an event stream being iterated ends with it), as its `callbackDelivery` says. There is no
+    /// currency check: with the manager gone, nothing can re-manage them with it any more.
     deinit {
-        let tasks = state.withLock { state in
+        let (tasks, deliveries) = state.withLock { state -> ([Task<Void, Never>], [PendingDelivery]) in
             state.isShutDown = true
-            return state.fetches.values.compactMap(\.task)
+            var deliveries: [PendingDelivery] = []
+            for (key, handler) in state.handlers where handler.phase.isBusy {
+                for slot in handler.users {
+                    guard let user = slot.user else { continue }
+                    deliveries.append(PendingDelivery(
+                        user: user, request: slot.request, key: key, attachment: slot.attachment,
+                        event: .failed(.cancelled(.managerShutDown))))
+                }
+            }
+            return (state.fetches.values.compactMap(\.task), deliveries)
         }
         for task in tasks { task.cancel() }
+        for delivery in deliveries {
+            switch delivery.user.callbackDelivery {
+            case .immediate:
+                delivery.user.receive(delivery.event, request: delivery.request)
+            case .mainQueue:
+                DispatchQueue.main.async { delivery.user.receive(delivery.event, request: delivery.request) }
+            }
+        }
     }
 
     /// A shared manager with the default configuration, for apps that need only one.

@@ -38,7 +38,8 @@ public struct ObjectRequest: Sendable, Hashable {
     /// with a byte outside printable ASCII, or a backslash (and, in a key header, an `=`), has
     /// every such byte written as `\xHH`. So canonically equivalent oids (`"caf\u{E9}"` and
     /// `"cafe\u{301}"`, equal as `String`s) stay apart in memory as on disk, and no oid can spell
-    /// another request's key-header suffix. Printable ASCII oids and URLs are used as they are.
+    /// another request's key-header suffix. Printable ASCII oids and URLs without a backslash are
+    /// used as they are.
     public var dataKey: String {
         var key = Self.escapedKeyComponent(oid ?? url.absoluteString, escapingEquals: false)
         for name in keyHeaders.sorted() {

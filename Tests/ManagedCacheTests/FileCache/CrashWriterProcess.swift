@@ -90,6 +90,8 @@ final class CrashWriterProcess {
     /// Commits the child reported: key and generation.
     private(set) var commits: [(key: String, generation: UInt64)] = []
     private(set) var opened = false
+    /// The child's closing summary in `share` mode: reads that matched, stale and wrong.
+    private(set) var readSummary: (good: Int, stale: Int, wrong: Int)?
 
     init(arguments: [String]) throws {
         process.executableURL = try Self.executable()
@@ -111,15 +113,32 @@ final class CrashWriterProcess {
             guard Date() < deadline else { return false }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 100) > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, 4096) }
-            if count <= 0 { return done(self) }  // end of output: the child exited
-            buffer.append(contentsOf: chunk[0..<count])
-            while let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
-                handle(line)
-            }
+            if !readAvailableChunk() { return done(self) }  // end of output: the child exited
+        }
+        return true
+    }
+
+    /// Reads whatever the child has written so far, without waiting: a parent busy with its own
+    /// work calls it now and then so the child never blocks on a full pipe.
+    func drainAvailableOutput() {
+        let descriptor = output.fileHandleForReading.fileDescriptor
+        while true {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 0) > 0, readAvailableChunk() else { return }
+        }
+    }
+
+    /// Reads one chunk of output and handles its complete lines; false at end of output.
+    private func readAvailableChunk() -> Bool {
+        let descriptor = output.fileHandleForReading.fileDescriptor
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, 4096) }
+        if count <= 0 { return false }
+        buffer.append(contentsOf: chunk[0..<count])
+        while let newline = buffer.firstIndex(of: 0x0A) {
+            let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+            buffer.removeSubrange(buffer.startIndex...newline)
+            handle(line)
         }
         return true
     }
@@ -127,6 +146,9 @@ final class CrashWriterProcess {
     private func handle(_ line: String) {
         let fields = line.split(separator: " ")
         if fields.first == "O" { opened = true }
+        if fields.count == 4, fields[0] == "S", let good = Int(fields[1]), let stale = Int(fields[2]), let wrong = Int(fields[3]) {
+            readSummary = (good, stale, wrong)
+        }
         guard fields.count == 4, fields[0] == "C", let generation = UInt64(fields[2]), let crc = UInt32(fields[3]) else { return }
         let key = String(fields[1])
         // The child's payload function and ours must agree, or the checks below mean nothing.

@@ -60,6 +60,20 @@ import TestSupport
     }
 
     @Test(arguments: CacheKind.allCases)
+    func releasingACacheWhoseDirectoryWasRemovedLeavesItRemoved(kind: CacheKind) throws {
+        try withTemporaryDirectory { parent in
+            let root = parent.appendingPathComponent("cache")
+            do {
+                let cache = try kind.open(root)
+                try cache.store(Data("x".utf8), forKey: "x", metadata: FileCacheMetadata())
+                _ = cache.entry(forKey: "x")  // a pending touch, which a clean close would write
+                try FileManager.default.removeItem(at: root)
+            }
+            #expect(!FileManager.default.fileExists(atPath: root.path))
+        }
+    }
+
+    @Test(arguments: CacheKind.allCases)
     func aRemovedReadyDirectoryLosesItsEntriesOnly(kind: CacheKind) throws {
         try withTemporaryDirectory { root in
             let cache = try kind.open(root)

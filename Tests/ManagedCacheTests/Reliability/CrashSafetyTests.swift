@@ -71,7 +71,10 @@ import Darwin
             let target = Int(generator.next() % 170) - 20
             if target >= 0 {
                 let reached = child.read { $0.opened && $0.commits.count >= target }
-                tally.check(reached, name, "the child stopped before \(target) commits")
+                guard tally.check(reached, name, "the child stopped before \(target) commits") else {
+                    _ = child.kill()
+                    return  // a child that stalls would stall every run: stop here
+                }
                 usleep(UInt32(generator.next() % 4_000))
             } else {
                 tally.add(1, to: "kills during open")

@@ -75,11 +75,13 @@ import TestSupport
             Fault(name: "drip-slower-than-the-timeout",
                   response: .ok(goodBody("drip"), contentType: framed).behaving(.drip(chunkSize: 1_000, interval: 3 * idle)),
                   timeout: idle, expected: { $0 == .timedOut(seconds: idle) }, expectation: ".timedOut(\(idle))"),
-            // Each chunk comes 40 times faster than the idle timeout, the whole body takes longer
-            // than it: an idle timeout, not a total one, so this load succeeds.
+            // Each chunk comes 16 times faster than the idle timeout, the whole body takes longer
+            // than it (5 s): an idle timeout, not a total one, so this load succeeds. (The margin
+            // is wide because under AddressSanitizer on a loaded 2-core machine a 2 s silence
+            // between 50 ms chunks was seen.)
             Fault(name: "drip-within-the-timeout",
-                  response: .ok(goodBody("slow"), contentType: framed).behaving(.drip(chunkSize: 2_000, interval: 0.05)),
-                  timeout: 2, expected: nil, expectation: "the object"),
+                  response: .ok(goodBody("slow"), contentType: framed).behaving(.drip(chunkSize: 2_000, interval: 0.25)),
+                  timeout: 4, expected: nil, expectation: "the object"),
             Fault(name: "redirect-loop", response: .redirect(to: "/fault/redirect-loop"),
                   expected: { $0 == .transport(code: -1007, description: $0.transportDescription) }, expectation: ".transport(-1007)"),
             Fault(name: "over-the-size-limit-announced", response: .ok(goodBody("big"), contentType: framed),
@@ -199,7 +201,10 @@ import TestSupport
         let good = FramedBody.make(seed: "good-\(name)", count: 5_000)  // within every case's size limit
         server.setRoute(path, .ok(good, contentType: FramedBody.contentType))
         manager.forgetFailure(for: request)
-        let next = RecordingUser(request, decoder: decoder)
+        // The same key, with a timeout that only a hang could reach (the faults' 1 s timeouts are
+        // for the faults, not for a good response on a loaded machine).
+        let goodRequest = ObjectRequest(url: request.url, policy: PolicyOverrides(timeout: 60))
+        let next = RecordingUser(goodRequest, decoder: decoder)
         manager.manage(next)
         let recovered = await waitUntil { next.finalCallbackCount >= 1 }
         tally.check(recovered, name, "the good request after the fault did not finish (a hang)")

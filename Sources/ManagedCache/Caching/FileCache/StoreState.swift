@@ -137,7 +137,9 @@ struct StoreState {
     /// session file: as long as no other instance crashed, the next open can then trust the index
     /// without listing any directory. The last open instance flushes the journal to disk first.
     mutating func _close() {
-        if journal != nil && !degraded {
+        // A journal gone from its path means the directory was removed: catching up would
+        // recreate it (`_reattach`), and closing must never create anything.
+        if let journal, !degraded, journal.pathState(layout.journal) != .missing {
             _lockJournal()
             if (try? _catchUp()) != nil {
                 try? _flushTouches()
