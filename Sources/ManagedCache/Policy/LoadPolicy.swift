@@ -68,17 +68,29 @@ public struct LoadPolicy: Sendable, Hashable {
 /// A handler is shared by every user of a key, so the load runs with the policy of the request
 /// that started it; later users of the same key join that load as it is.
 public struct PolicyOverrides: Sendable, Hashable {
+    /// Replaces `LoadPolicy.timeout` (idle seconds).
     public var timeout: Double?
+    /// Replaces `LoadPolicy.finishLoadingWithoutUsers`.
     public var finishLoadingWithoutUsers: Bool?
+    /// Replaces `LoadPolicy.fileCacheDelivery`.
     public var fileCacheDelivery: FileCacheDelivery?
+    /// Replaces `LoadPolicy.cacheInMemory`.
     public var cacheInMemory: Bool?
+    /// Replaces `LoadPolicy.cacheInFile`.
     public var cacheInFile: Bool?
+    /// Replaces `LoadPolicy.maximumBodySize`.
     public var maximumBodySize: Int?
+    /// Replaces `LoadPolicy.retry`.
     public var retry: RetryPolicy?
+    /// Replaces `LoadPolicy.failureMemoryInterval`.
     public var failureMemoryInterval: Double?
+    /// Replaces `LoadPolicy.participatesInLoadingBuffer`.
     public var participatesInLoadingBuffer: Bool?
+    /// Replaces `LoadPolicy.freshness`.
     public var freshness: FreshnessPolicy?
+    /// Replaces `LoadPolicy.staleWhileRevalidate`.
     public var staleWhileRevalidate: Bool?
+    /// Replaces `LoadPolicy.resumesDownloads`.
     public var resumesDownloads: Bool?
 
     /// Creates overrides; every field defaults to "use the manager's value".

@@ -31,7 +31,9 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
         var phase: Phase = .idle
     }
 
+    /// Turns the downloaded bytes into the object this user shows.
     public let objectDecoder: Decoder
+    /// Where the callbacks run (given at init; `.immediate` by default).
     public let callbackDelivery: CallbackDelivery
     private let state: Lock<State>
     private let onReady: (@Sendable (Decoder.Object, DataOrigin) -> Void)?
