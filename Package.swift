@@ -57,16 +57,18 @@ let package = Package(
             dependencies: ["ManagedCache", "LoopbackServer"],
             path: "Examples/CustomFileCache"
         ),
+        // What the crash writer stores, shared by the writer and the tests that check it.
+        .target(name: "CrashPayload", path: "Tests/CrashPayload"),
         // A child process for the file-cache crash tests: writes entries until it is killed.
         .executableTarget(
             name: "FileCacheCrashWriter",
-            dependencies: ["ManagedCache"],
+            dependencies: ["ManagedCache", "CrashPayload"],
             path: "Tests/FileCacheCrashWriter"
         ),
         .testTarget(
             name: "ManagedCacheTests",
             // FileCacheCrashWriter is listed so that it is built before the tests that launch it.
-            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "FileCacheCrashWriter"]
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "CrashPayload", "FileCacheCrashWriter"]
         ),
         .testTarget(
             name: "ManagedCacheUIKitTests",

@@ -12,12 +12,14 @@
 // entry another process had replaced or evicted since the lookup, reads that returned wrong
 // bytes), exiting 4 if any read was wrong.
 //
-// Every committed entry's bytes are `payload(key, generation)`, with the generation in the
-// entry's metadata, so the parent can check each entry it finds without knowing what happened.
-// After each commit the child prints "C <key> <generation> <crc32 of payload>", so the parent
-// can also check that its copy of `payload` agrees with this one. "O" means the cache is open.
+// Every committed entry's bytes are `CrashPayload.bytes(key, generation)` (the `CrashPayload`
+// target, shared with the tests), with the generation in the entry's metadata, so the parent can
+// check each entry it finds without knowing what happened. After each commit the child prints
+// "C <key> <generation> <crc32 of the bytes>", so the parent can also check that what the child
+// wrote is what it computes. "O" means the cache is open.
 
 import Foundation
+import CrashPayload
 import ManagedCache
 
 #if canImport(Glibc)
@@ -25,40 +27,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// SplitMix64: a small deterministic generator (the parent has the same one).
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// The bytes of `key` at `generation`. Keep identical to `CrashPayload.bytes` in the tests.
-func payload(key: String, generation: UInt64) -> Data {
-    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-    for byte in key.utf8 {
-        hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-    }
-    var generator = SplitMix64(state: hash ^ (generation &* 0x9E37_79B9_7F4A_7C15))
-    let count = Int(generator.next() % 12_000)
-    var bytes = [UInt8](repeating: 0, count: count)
-    var index = 0
-    while index < count {
-        let value = generator.next()
-        var shift: UInt64 = 0
-        while shift < 64 && index < count {
-            bytes[index] = UInt8(truncatingIfNeeded: value >> shift)
-            shift += 8
-            index += 1
-        }
-    }
-    return Data(bytes)
-}
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -103,7 +71,7 @@ var reads = (good: 0, stale: 0, wrong: 0)
 func shareStep(_ key: String, _ choice: UInt64) throws {
     switch choice {
     case 0..<450:
-        let bytes = payload(key: key, generation: generation)
+        let bytes = CrashPayload.bytes(key: key, generation: generation)
         let writer = try cache.makeWriter(forKey: key)
         let middle = bytes.count / 2
         try writer.write(bytes.prefix(middle))
@@ -115,7 +83,7 @@ func shareStep(_ key: String, _ choice: UInt64) throws {
         do {
             let data = try cache.readData(for: entry)
             let stored = UInt64(entry.metadata.userInfo["generation"] ?? "") ?? 0
-            if data == payload(key: key, generation: stored) {
+            if data == CrashPayload.bytes(key: key, generation: stored) {
                 reads.good += 1
             } else {
                 reads.wrong += 1
@@ -154,7 +122,7 @@ for _ in 0..<iterations {
         switch choice {
         case 0..<600:
             // Stream the payload in up to four chunks, then commit.
-            let bytes = payload(key: key, generation: generation)
+            let bytes = CrashPayload.bytes(key: key, generation: generation)
             let writer = try cache.makeWriter(forKey: key)
             var offset = 0
             let pieces = Int(random.next() % 4) + 1
@@ -168,7 +136,7 @@ for _ in 0..<iterations {
         case 600..<680:
             // Write part of an entry, then abort.
             let writer = try cache.makeWriter(forKey: key)
-            try writer.write(payload(key: key, generation: generation).prefix(1000))
+            try writer.write(CrashPayload.bytes(key: key, generation: generation).prefix(1000))
             writer.abort()
         case 680..<720:
             // Write part of an entry and drop the writer without committing or aborting.
@@ -179,7 +147,7 @@ for _ in 0..<iterations {
             if let entry = cache.entry(forKey: key) {
                 let data = try cache.readData(for: entry)
                 let stored = UInt64(entry.metadata.userInfo["generation"] ?? "") ?? 0
-                if data != payload(key: key, generation: stored) {
+                if data != CrashPayload.bytes(key: key, generation: stored) {
                     FileHandle.standardError.write(Data("read back wrong bytes for \(key)\n".utf8))
                     exit(4)
                 }

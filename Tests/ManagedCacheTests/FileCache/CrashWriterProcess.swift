@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ManagedCache
+import CrashPayload
 
 #if canImport(Glibc)
 import Glibc
@@ -17,31 +18,7 @@ private let systemRead = Darwin.read
 private let systemKill = Darwin.kill
 #endif
 
-/// The bytes the crash writer stores for `key` at `generation`. Keep identical to `payload` in
-/// Tests/FileCacheCrashWriter/main.swift; `CrashWriterProcess` checks the two agree on every
-/// commit the child reports.
-enum CrashPayload {
-    static func bytes(key: String, generation: UInt64) -> Data {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in key.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-        }
-        var generator = SplitMix(state: hash ^ (generation &* 0x9E37_79B9_7F4A_7C15))
-        let count = Int(generator.next() % 12_000)
-        var bytes = [UInt8](repeating: 0, count: count)
-        var index = 0
-        while index < count {
-            let value = generator.next()
-            var shift: UInt64 = 0
-            while shift < 64 && index < count {
-                bytes[index] = UInt8(truncatingIfNeeded: value >> shift)
-                shift += 8
-                index += 1
-            }
-        }
-        return Data(bytes)
-    }
-
+extension CrashPayload {
     /// The generation an entry was written with (from its metadata).
     static func generation(of entry: FileCacheEntry) -> UInt64? {
         entry.metadata.userInfo["generation"].flatMap { UInt64($0) }
@@ -151,7 +128,7 @@ final class CrashWriterProcess {
         }
         guard fields.count == 4, fields[0] == "C", let generation = UInt64(fields[2]), let crc = UInt32(fields[3]) else { return }
         let key = String(fields[1])
-        // The child's payload function and ours must agree, or the checks below mean nothing.
+        // The child's bytes must be the ones computed here, or the checks below mean nothing.
         #expect(CRC32.checksum(CrashPayload.bytes(key: key, generation: generation)) == crc)
         commits.append((key, generation))
     }

@@ -1,3 +1,4 @@
+import CrashPayload
 import Foundation
 import ManagedCacheLocking
 import Testing
@@ -81,17 +82,8 @@ func testBytes(_ count: Int, seed: UInt64) -> Data {
     return Data(bytes)
 }
 
-/// SplitMix64, as in the crash writer.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The tests' name for the crash writer's generator.
+typealias SplitMix = SplitMix64
 
 /// Regular files under `url`, as paths relative to it, sorted.
 func regularFiles(under url: URL) -> [String] {

@@ -1,3 +1,4 @@
+import CrashPayload
 import Foundation
 import Testing
 import TestSupport
