@@ -101,17 +101,7 @@ public final class FaultyFileCache: FileCaching {
         return Writer(cache: self, base: try base.makeWriter(forKey: key))
     }
 
-    @discardableResult
-    public func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata) throws -> FileCacheEntry {
-        let writer = try makeWriter(forKey: key)
-        do {
-            try writer.write(data)
-            return try writer.commit(metadata: metadata)
-        } catch {
-            writer.abort()
-            throw error
-        }
-    }
+    // `store` is the protocol's default: it goes through `makeWriter` above, so its faults apply.
 
     public func updateMetadata(_ metadata: FileCacheMetadata, forKey key: String) throws {
         try checkWrite(byteCount: 0, operation: "update")
