@@ -109,4 +109,13 @@ print("\n| measure | value |\n| --- | --- |")
 for (name, value) in table { print("| \(name) | \(value) |") }
 print("\nfile cache: \(cacheDirectory.path) — run again to load from it, or pass --fresh")
 server.stop()
-if !cells.allSatisfy(\.isShowingImages) { exit(1) }  // CI runs this example: the rows at rest must show
+if !cells.allSatisfy(\.isShowingImages) {  // CI runs this example: the rows at rest must show
+    for (index, cell) in cells.enumerated() {
+        for (name, view) in [("avatar", cell.avatar), ("photo", cell.photo)] where view.displayed.loadedImage == nil {
+            let state = view.isActivityIndicatorVisible ? "still loading" : "not loading"
+            print("row at rest \(restingTop + (index + visibleRows - restingTop % visibleRows) % visibleRows): "
+                + "\(name) \(view.oid ?? "?") not shown, \(state), showing \(view.displayed)")
+        }
+    }
+    exit(1)
+}

@@ -101,9 +101,10 @@ extension ObjectManager {
                 state.statistics.coalescedJoins += 1
                 if policy.participatesInLoadingBuffer, case .loading(let fetchID) = handler.phase {
                     _promoteFetchFromPrefetchLane(dataKey: key.dataKey, fetch: fetchID, work: &work, in: &state)
-                    if !state.loadingBuffer.contains(key) {
-                        work.append(_pushToLoadingBuffer(key, in: &state))
-                    }
+                    // Joining makes the load the newest in the buffer, even if it was already
+                    // there: a row that just scrolled in wants it now, and a load started long
+                    // ago for a row that left (a shared avatar) must not be the next pushed out.
+                    work.append(_pushToLoadingBuffer(key, in: &state))
                 }
             case .new, .failed:
                 if policy.failureMemoryInterval > 0,

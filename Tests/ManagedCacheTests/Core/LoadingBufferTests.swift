@@ -24,6 +24,29 @@ import TestSupport
         #expect(loader.requestCount("1") == 2)
     }
 
+    @Test func aUserJoiningALoadMakesItTheNewestInTheBuffer() async {
+        // A cell that scrolls in and joins a load started long ago (a shared avatar) wants it now:
+        // the load must not be the next one pushed out.
+        let loader = ScriptedDataLoader()
+        for path in ["shared", "2", "3"] { loader.script(path, .held(firstChunk: Data(path.utf8), rest: Data("!".utf8))) }
+        let manager = makeScriptedManager(loader: loader, bufferSize: 2)
+        let early = RecordingUser(request("shared"), decoder: BlobDecoder())
+        let second = RecordingUser(request("2"), decoder: BlobDecoder())
+        let joining = RecordingUser(request("shared"), decoder: BlobDecoder())
+        let third = RecordingUser(request("3"), decoder: BlobDecoder())
+        manager.manage(early)
+        manager.manage(second)
+        manager.manage(joining)
+        #expect(manager.loadingBufferKeys.map(\.dataKey) == ["2", "shared"].map { ScriptedDataLoader.url($0).absoluteString })
+        manager.manage(third)
+        #expect(second.errors == [.cancelled(.loadingBufferOverflow)])
+        #expect(joining.errors.isEmpty)
+        #expect(early.errors.isEmpty)
+        for path in ["shared", "3"] { loader.release(path) }
+        #expect(await waitUntil { joining.objects.count == 1 && early.objects.count == 1 })
+        #expect(loader.requestCount("shared") == 1)
+    }
+
     @Test func shrinkingTheBufferCancelsTheLoadsThatNoLongerFit() async {
         let loader = ScriptedDataLoader()
         for path in ["1", "2", "3"] { loader.script(path, .held(firstChunk: Data(path.utf8), rest: Data())) }
