@@ -20,7 +20,7 @@ extension ObjectManager {
         }
         let decoder = user.objectDecoder
         let identifier = decoder.identifier
-        let key = ObjectKey(dataKey: request.dataKey, variant: identifier)
+        let key = request.objectKey(variant: identifier)
         let policy = configuration.policy.applying(request.policy)
 
         var staleHit: CachedObject?
@@ -58,9 +58,9 @@ extension ObjectManager {
         let work = state.withLock { state -> PendingWork in
             state.statistics.requests += 1
             var work = PendingWork()
-            let attachment = _attach(user, request: request, key: key, policy: policy,
-                                     decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state)
-            guard let handler = state.handlers[key] else { return work }
+            let (attachment, handler) = _attach(
+                user, request: request, key: key, policy: policy,
+                decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state)
             if case .ready(let object, _) = handler.phase, staleHit == nil, let freshness = handler.freshness,
                freshness.isStale(policy: policy.freshness) {
                 staleHit = CachedObject(object: object, freshness: freshness, cost: handler.objectCost)
@@ -114,7 +114,7 @@ extension ObjectManager {
                         user: user, request: request, key: key, attachment: attachment,
                         event: .failed(.recentlyFailed(failure))))
                     // That answers its request: it hears nothing of a later load of this key.
-                    state.handlers[key]?.users.removeAll { $0.attachment == attachment }
+                    handler.users.removeAll { $0.attachment == attachment }
                     return work
                 }
                 handler.request = request
@@ -182,33 +182,47 @@ extension ObjectManager {
     // MARK: - Attaching users (under the lock)
 
     /// Attaches `user` to the handler of `key` (creating it), detaching it from any other key.
-    /// Returns the new attachment's identifier.
+    /// Returns the new attachment's identifier and the handler.
+    @discardableResult
     func _attach(
         _ user: some ManagedObjectUser, request: ObjectRequest, key: ObjectKey, policy: LoadPolicy,
         decoder: @autoclosure () -> AnyObjectDecoder, work: inout PendingWork, in state: inout ManagerState
-    ) -> UInt64 {
-        let identifier = ObjectIdentifier(user)
-        if let existing = state.attachments[identifier], existing.user === user {
-            let stillAttached = state.handlers[existing.key]?.users.contains { $0.attachment == existing.identifier } == true
-            if !stillAttached {
-                // Its last request ended in a failure or a cancellation, which detached it.
-                state.attachments.removeValue(forKey: identifier)
-            } else if existing.key == key {
-                return existing.identifier
-            } else {
-                work.append(_detach(user, in: &state))
+    ) -> (attachment: UInt64, handler: HandlerRecord) {
+        let userID = ObjectIdentifier(user)
+        // The user's record from its last `manage`, reused. A record whose user is gone belonged
+        // to a deallocated object that had the same address.
+        var record = state.attachments[userID]
+        if let existing = record {
+            if existing.user == nil {
+                record = nil
+            } else if existing.isListed {
+                if existing.key == key, let handler = state.handlers[key] { return (existing.attachment, handler) }
+                work.append(_detach(existing, in: &state))
             }
+            // Not listed: its last request ended in a failure or a cancellation, which detached it.
         }
-        if state.handlers[key] == nil {
+        let handler: HandlerRecord
+        if let existing = state.handlers[key] {
+            handler = existing
+        } else {
             _sweepIfNeeded(in: &state)
-            state.handlers[key] = HandlerRecord(key: key, decoder: decoder(), request: request, policy: policy)
+            handler = HandlerRecord(key: key, decoder: decoder(), request: request, policy: policy)
+            state.handlers[key] = handler
         }
         let attachment = state._makeIdentifier()
-        state.attachments[identifier] = Attachment(user: user, key: key, identifier: attachment)
-        state.handlers[key]?.users.append(UserSlot(
-            user: user, identifier: identifier, request: request, attachment: attachment,
-            evictable: policy.participatesInLoadingBuffer))
-        return attachment
+        let evictable = policy.participatesInLoadingBuffer
+        if let record {
+            record.key = key
+            record.request = request
+            record.attachment = attachment
+            record.evictable = evictable
+            handler.users.append(record)
+        } else {
+            let created = Attachment(user: user, key: key, request: request, attachment: attachment, evictable: evictable)
+            state.attachments[userID] = created
+            handler.users.append(created)
+        }
+        return (attachment, handler)
     }
 
     /// The memory-hit path: attaches the user to a handler holding the object. Returns the work
@@ -218,9 +232,9 @@ extension ObjectManager {
         cached: CachedObject, decoder: Decoder, identifier: String, in state: inout ManagerState
     ) -> PendingWork {
         var work = PendingWork()
-        _ = _attach(user, request: request, key: key, policy: policy,
-                    decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state)
-        if let handler = state.handlers[key], !handler.phase.isBusy, handler.revalidatingFetch == nil {
+        let handler = _attach(user, request: request, key: key, policy: policy,
+                              decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state).handler
+        if !handler.phase.isBusy, handler.revalidatingFetch == nil {
             handler.phase = .ready(cached.object, .memory)
             handler.freshness = cached.freshness
             handler.objectCost = cached.cost
@@ -228,20 +242,27 @@ extension ObjectManager {
         return work
     }
 
-    /// Detaches `user` from its current key, cancelling that load if nobody else wants it.
+    /// Detaches `user` from whatever it was managed for (and forgets its record), cancelling
+    /// that load if nobody else wants it.
     func _detach(_ user: some ManagedObjectUser, in state: inout ManagerState) -> PendingWork {
-        let identifier = ObjectIdentifier(user)
-        guard let attachment = state.attachments[identifier] else { return PendingWork() }
-        state.attachments.removeValue(forKey: identifier)
-        guard let handler = state.handlers[attachment.key] else { return PendingWork() }
-        handler.users.removeAll { $0.identifier == identifier || $0.user == nil }
+        guard let record = state.attachments.removeValue(forKey: ObjectIdentifier(user)) else { return PendingWork() }
+        return _detach(record, in: &state)
+    }
+
+    /// Takes `record` off its handler's list, dropping the handler if nothing needs it any more,
+    /// or cancelling its load if nobody else wants it.
+    func _detach(_ record: Attachment, in state: inout ManagerState) -> PendingWork {
+        let key = record.key
+        defer { record.isListed = false }
+        guard let handler = state.handlers[key] else { return PendingWork() }
+        handler.users.removeAll { $0 === record || $0.user == nil }
         if handler.users.isEmpty, !handler.phase.isBusy, !handler.heldByPrefetch, handler.revalidatingFetch == nil {
             // Nobody uses it and nothing is under way: drop it. Only users keep a handler's object
             // alive; the memory cache keeps its own reference within its limits.
-            state.handlers.removeValue(forKey: attachment.key)
+            state.handlers.removeValue(forKey: key)
             return PendingWork()
         }
-        return _cancelIfAbandoned(attachment.key, in: &state)
+        return _cancelIfAbandoned(key, in: &state)
     }
 
     /// Cancels the load of `key` if it has no live users, no prefetch wants it, and its policy
@@ -296,7 +317,7 @@ extension ObjectManager {
     private func deliverIfCurrent(_ delivery: PendingDelivery) {
         if delivery.attachment != 0 {
             let current = state.withLock { state in
-                guard state.attachments[ObjectIdentifier(delivery.user)]?.identifier == delivery.attachment
+                guard state.attachments[ObjectIdentifier(delivery.user)]?.attachment == delivery.attachment
                 else { return false }
                 // Progress decided before a cancellation, failure or success that got here first is stale.
                 guard let fetch = delivery.fetch else { return true }

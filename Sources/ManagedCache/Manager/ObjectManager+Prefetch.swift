@@ -75,7 +75,7 @@ extension ObjectManager {
                 }
                 continue
             }
-            let key = ObjectKey(dataKey: dataKey, variant: decoder.identifier)
+            let key = item.request.objectKey(variant: decoder.identifier)
             if memoryCache.contains(key) { continue }
             let handler = state.handlers[key] ?? HandlerRecord(key: key, decoder: decoder, request: item.request, policy: policy)
             switch handler.phase {

@@ -145,7 +145,7 @@ public final class ObjectManager: Sendable {
     /// The object for `request` and `decoder` if it is in memory now (memory cache or a live
     /// handler), without loading anything: JMImageCache's "return the image now if cached".
     public func cachedObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder) -> Decoder.Object? {
-        let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
+        let key = request.objectKey(variant: decoder.identifier)
         if let object = memoryCache.value(forKey: key)?.object as? Decoder.Object { return object }
         return state.withLock { state in
             if case .ready(let object, _) = state.handlers[key]?.phase { return object as? Decoder.Object }
@@ -156,7 +156,7 @@ public final class ObjectManager: Sendable {
     /// Removes the decoded object for `request` and `decoder` from the memory cache (users still
     /// holding it keep it). Pass `fromFileCache: true` to delete the bytes on disk too.
     public func removeObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder, fromFileCache: Bool = false) {
-        let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
+        let key = request.objectKey(variant: decoder.identifier)
         memoryCache.removeValue(forKey: key)
         state.withLock { state in
             if case .ready = state.handlers[key]?.phase, state.handlers[key]?.hasLiveUsers == false {

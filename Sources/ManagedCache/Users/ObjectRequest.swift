@@ -7,28 +7,70 @@ import Foundation
 /// whose query changes) share one handler, one download, one file and one decoded object.
 public struct ObjectRequest: Sendable, Hashable {
     /// Where the bytes come from: `http`, `https` or `file`, or any scheme a custom `DataLoading` accepts.
-    public var url: URL
+    public var url: URL {
+        get { storage.url }
+        set { storage = Storage(url: newValue, oid: oid, headers: headers, keyHeaders: keyHeaders, policy: policy) }
+    }
     /// The key that identifies the object instead of the URL. `nil` means "use the URL".
-    public var oid: String?
+    public var oid: String? {
+        get { storage.oid }
+        set { storage = Storage(url: url, oid: newValue, headers: headers, keyHeaders: keyHeaders, policy: policy) }
+    }
     /// Headers added to the HTTP request (authorization, `Accept`, …). Not part of the key unless
     /// listed in `keyHeaders`.
-    public var headers: [String: String]
+    public var headers: [String: String] {
+        get { storage.headers }
+        set { storage = Storage(url: url, oid: oid, headers: newValue, keyHeaders: keyHeaders, policy: policy) }
+    }
     /// Names of headers in `headers` whose values become part of the key (HTTP `Vary` by the
     /// caller's choice): an `Accept: image/webp` and an `Accept: image/png` request then cache apart.
-    public var keyHeaders: [String]
+    public var keyHeaders: [String] {
+        get { storage.keyHeaders }
+        set { storage = Storage(url: url, oid: oid, headers: headers, keyHeaders: newValue, policy: policy) }
+    }
     /// Overrides of the manager's policy for this request. Fields left `nil` use the manager's.
-    public var policy: PolicyOverrides
+    public var policy: PolicyOverrides {
+        get { storage.policy }
+        set { storage = Storage(url: url, oid: oid, headers: headers, keyHeaders: keyHeaders, policy: newValue) }
+    }
+
+    /// The fields, in one immutable shared box, with the key computed once.
+    ///
+    /// Why a box: a request is copied into every handler, user slot and delivery, and `manage`
+    /// needs its key each time. As five inline fields a copy cost five reference-count updates,
+    /// and the key (`URL.absoluteString` plus a scan for bytes to escape) was recomputed on every
+    /// call: together more than a memory hit's lookup. Immutable, so sharing it between threads
+    /// is safe; a setter makes a new box.
+    private final class Storage: Sendable {
+        let url: URL
+        let oid: String?
+        let headers: [String: String]
+        let keyHeaders: [String]
+        let policy: PolicyOverrides
+        let dataKey: String
+        let dataKeyHash: Int
+
+        init(url: URL, oid: String?, headers: [String: String], keyHeaders: [String], policy: PolicyOverrides) {
+            self.url = url
+            self.oid = oid
+            self.headers = headers
+            self.keyHeaders = keyHeaders
+            self.policy = policy
+            dataKey = ObjectRequest.makeDataKey(url: url, oid: oid, headers: headers, keyHeaders: keyHeaders)
+            var hasher = Hasher()
+            hasher.combine(dataKey)
+            dataKeyHash = hasher.finalize()
+        }
+    }
+
+    private var storage: Storage
 
     /// Creates a request for `url`, keyed by `oid` when given.
     public init(
         url: URL, oid: String? = nil, headers: [String: String] = [:], keyHeaders: [String] = [],
         policy: PolicyOverrides = PolicyOverrides()
     ) {
-        self.url = url
-        self.oid = oid
-        self.headers = headers
-        self.keyHeaders = keyHeaders
-        self.policy = policy
+        storage = Storage(url: url, oid: oid, headers: headers, keyHeaders: keyHeaders, policy: policy)
     }
 
     /// The key of the downloaded bytes: the `oid` if there is one, else the URL, plus any key headers
@@ -39,13 +81,34 @@ public struct ObjectRequest: Sendable, Hashable {
     /// every such byte written as `\xHH`. So canonically equivalent oids (`"caf\u{E9}"` and
     /// `"cafe\u{301}"`, equal as `String`s) stay apart in memory as on disk, and no oid can spell
     /// another request's key-header suffix. Printable ASCII oids and URLs without a backslash are
-    /// used as they are.
-    public var dataKey: String {
-        var key = Self.escapedKeyComponent(oid ?? url.absoluteString, escapingEquals: false)
+    /// used as they are. Computed once per request value.
+    public var dataKey: String { storage.dataKey }
+
+    /// The key of the object `decoder` makes from this request's bytes.
+    func objectKey(variant: String) -> ObjectKey {
+        ObjectKey(dataKey: storage.dataKey, dataKeyHash: storage.dataKeyHash, variant: variant)
+    }
+
+    public static func == (lhs: ObjectRequest, rhs: ObjectRequest) -> Bool {
+        if lhs.storage === rhs.storage { return true }
+        return lhs.url == rhs.url && lhs.oid == rhs.oid && lhs.headers == rhs.headers
+            && lhs.keyHeaders == rhs.keyHeaders && lhs.policy == rhs.policy
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(oid)
+        hasher.combine(headers)
+        hasher.combine(keyHeaders)
+        hasher.combine(policy)
+    }
+
+    private static func makeDataKey(url: URL, oid: String?, headers: [String: String], keyHeaders: [String]) -> String {
+        var key = escapedKeyComponent(oid ?? url.absoluteString, escapingEquals: false)
         for name in keyHeaders.sorted() {
             let value = headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value ?? ""
-            key += "\u{1F}" + Self.escapedKeyComponent(name.lowercased(), escapingEquals: true)
-                + "=" + Self.escapedKeyComponent(value, escapingEquals: true)
+            key += "\u{1F}" + escapedKeyComponent(name.lowercased(), escapingEquals: true)
+                + "=" + escapedKeyComponent(value, escapingEquals: true)
         }
         return key
     }
@@ -88,10 +151,17 @@ public struct ObjectKey: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates the key of the object `variant` makes from the bytes stored under `dataKey`.
     public init(dataKey: String, variant: String) {
+        var hasher = Hasher()
+        hasher.combine(dataKey)
+        self.init(dataKey: dataKey, dataKeyHash: hasher.finalize(), variant: variant)
+    }
+
+    /// Creates the key from a data key whose hash its request already computed.
+    init(dataKey: String, dataKeyHash: Int, variant: String) {
         self.dataKey = dataKey
         self.variant = variant
         var hasher = Hasher()
-        hasher.combine(dataKey)
+        hasher.combine(dataKeyHash)
         hasher.combine(variant)
         precomputedHash = hasher.finalize()
     }

@@ -85,4 +85,26 @@ import TestSupport
         #expect(keys.allSatisfy { key in key.utf8.allSatisfy { $0 >= 0x20 && $0 <= 0x7E } })
         #expect(Set(keys).count == oids.count)  // distinct as Strings too: no canonical equivalence left
     }
+
+    @Test func changingAFieldOfARequestChangesItsKeyAndEquality() {
+        let url = URL(string: "https://example.com/a.png")!
+        var request = ObjectRequest(url: url)
+        let copy = request
+        request.oid = "avatar-1"
+        #expect(request.dataKey == "avatar-1")
+        #expect(copy.dataKey == url.absoluteString)  // a copy keeps its own fields and key
+        request.headers = ["Accept": "image/png"]
+        request.keyHeaders = ["Accept"]
+        #expect(request.dataKey == "avatar-1\u{1F}accept=image/png")
+        request.oid = nil
+        request.url = URL(string: "https://example.com/b.png")!
+        #expect(request.dataKey == "https://example.com/b.png\u{1F}accept=image/png")
+        request.policy.cacheInMemory = false
+        let rebuilt = ObjectRequest(url: URL(string: "https://example.com/b.png")!, headers: ["Accept": "image/png"],
+                                    keyHeaders: ["Accept"], policy: PolicyOverrides(cacheInMemory: false))
+        #expect(request == rebuilt)
+        #expect(request.hashValue == rebuilt.hashValue)
+        #expect(request != copy)
+        #expect(Set([request, rebuilt, copy]).count == 2)
+    }
 }
