@@ -1,5 +1,6 @@
 import Foundation
 import ManagedCache
+import ManagedCacheLocking
 import Testing
 import TestSupport
 
@@ -37,6 +38,36 @@ private func makeManager(loader: ScriptedDataLoader, fileCache: any FileCaching,
         let user = RecordingUser(request("a"), decoder: BlobDecoder())
         manager.manage(user)
         #expect(user.origins == [.fileCache])  // no waiting
+    }
+
+    @Test func anAwaitedSmallFileHitIsDecodedInTheCallersTaskALargeOneInTheBackground() async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        loader.script("small", .body(Data(repeating: 1, count: 100)))
+        loader.script("large", .body(Data(repeating: 2, count: 5_000)))
+        let fileCache = try FileCache(directory: directory.url)
+        let configure = { (configuration: inout ObjectManager.Configuration) in configuration.inMemoryThreshold = 1_000 }
+        let writer = makeManager(loader: loader, fileCache: fileCache, configure: configure)
+        for path in ["small", "large"] { _ = try await writer.object(for: request(path), decoder: BlobDecoder()) }
+
+        let manager = makeManager(loader: loader, fileCache: fileCache, configure: configure)
+        let decodingTasks = TaskRecordingDecoder()
+        let callerTask = withUnsafeCurrentTask { $0?.hashValue }
+        #expect(callerTask != nil)
+        for path in ["small", "large"] {
+            let object = try await manager.object(for: request(path), decoder: decodingTasks)
+            #expect(object.count == (path == "small" ? 100 : 5_000))
+        }
+        #expect(decodingTasks.tasks == [callerTask, decodingTasks.tasks.last!])
+        #expect(decodingTasks.tasks.last! != callerTask)  // the large entry: a fetch task of its own
+        #expect(manager.statistics.fileCacheHits == 2)
+        #expect(loader.requestCount("small") == 1 && loader.requestCount("large") == 1)
+        // Asked for explicitly, the background lookup is kept even for a small entry.
+        let background = makeManager(loader: loader, fileCache: fileCache, configure: configure)
+        var explicit = request("small")
+        explicit.policy.fileCacheDelivery = .asynchronous
+        _ = try await background.object(for: explicit, decoder: decodingTasks)
+        #expect(decodingTasks.tasks.count == 3 && decodingTasks.tasks[2] != callerTask)
     }
 
     @Test func customFileCacheSwapsIn() async throws {
@@ -161,5 +192,20 @@ private struct InterruptingDecoder: ObjectDecoding {
         decodes.increment()
         if decodes.count == 1 { onFirstDecode() }
         return Blob(try data.bytes())
+    }
+}
+
+/// Decodes bytes as they are and records the task each decode ran in.
+private final class TaskRecordingDecoder: ObjectDecoding, Sendable {
+    private let recorded = Lock<[Int?]>([])
+
+    var identifier: String { "test.task-recording" }
+
+    var tasks: [Int?] { recorded.withLock { $0 } }
+
+    func decode(_ data: LoadedData) throws -> Data {
+        let task = withUnsafeCurrentTask { $0?.hashValue }
+        recorded.withLock { $0.append(task) }
+        return try data.bytes()
     }
 }
