@@ -88,8 +88,9 @@ struct FileCacheHitScenario: BenchmarkScenario {
                 ours: Format.median(samples[4], perSecond),
                 baseline: "`Data(contentsOf:)`: \(Format.median(samples[1], perSecond))",
                 ratio: Format.ratio(samples[4].pairedRatio(to: samples[1])), target: "—", met: nil,
-                notes: ["the policy that reads and decodes a hit inside `manage`, on the caller's thread: no fetch "
-                    + "task, no hop back; the default (`.asynchronous`, rows above) never touches the disk on the caller's thread"]),
+                notes: ["the policy, set for the whole manager, that reads and decodes every hit inside `manage`, on the "
+                    + "caller's thread; under the default (rows above) an awaited hit of an entry up to `inMemoryThreshold` "
+                    + "is also read on the awaiting task, while a `ManagedObjectUser`'s hit is read on the loading executor"]),
         ]
     }
 }

@@ -31,7 +31,7 @@ public struct ObjectRequest: Sendable, Hashable {
     /// Overrides of the manager's policy for this request. Fields left `nil` use the manager's.
     public var policy: PolicyOverrides {
         get { storage.policy }
-        set { storage = Storage(url: url, oid: oid, headers: headers, keyHeaders: keyHeaders, policy: newValue) }
+        set { storage = Storage(url: url, oid: oid, headers: headers, keyHeaders: keyHeaders, policy: newValue, keyOf: storage) }
     }
 
     /// The fields, in one immutable shared box, with the key computed once.
@@ -50,12 +50,19 @@ public struct ObjectRequest: Sendable, Hashable {
         let dataKey: String
         let dataKeyHash: Int
 
-        init(url: URL, oid: String?, headers: [String: String], keyHeaders: [String], policy: PolicyOverrides) {
+        /// `keyOf`: a box whose key fields are the same as these (only the policy changed).
+        init(url: URL, oid: String?, headers: [String: String], keyHeaders: [String], policy: PolicyOverrides,
+             keyOf sameKey: Storage? = nil) {
             self.url = url
             self.oid = oid
             self.headers = headers
             self.keyHeaders = keyHeaders
             self.policy = policy
+            if let sameKey {
+                dataKey = sameKey.dataKey
+                dataKeyHash = sameKey.dataKeyHash
+                return
+            }
             dataKey = ObjectRequest.makeDataKey(url: url, oid: oid, headers: headers, keyHeaders: keyHeaders)
             var hasher = Hasher()
             hasher.combine(dataKey)
