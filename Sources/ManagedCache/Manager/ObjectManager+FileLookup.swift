@@ -27,7 +27,7 @@ extension ObjectManager {
                 dataKey: source.fileKey, request: request, policy: policy, loader: configuration.dataLoader,
                 fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
                 callbacks: .eventsOnly { [weak self] in self?.report($0) })
-            guard let fetched = operation.readFromFileCache() else { continue }
+            guard let fetched = operation.readFromFileCache(acceptingStale: source.isVariant) else { continue }
             let data = fetched.loadedData(prefersFileURL: decoder.prefersFileURL)
             let loaded = source.isVariant
                 ? LoadedData(data: (try? data.bytes()) ?? Data(), origin: .fileCache, contentType: data.contentType, isStoredVariant: true)

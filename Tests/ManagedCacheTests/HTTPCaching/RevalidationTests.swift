@@ -149,6 +149,36 @@ final class VersionedResource: Sendable {
         #expect(server.recordedRequests(for: "/disk").last?.header("If-None-Match") == "\"v1\"")
     }
 
+    /// The paths that read a file-cache hit inside `manage` (an awaited load of a small entry,
+    /// and the `.synchronous` delivery policy) revalidate a stale entry like the background lookup.
+    @Test(arguments: ["awaited", "synchronous policy"])
+    func aStaleFileEntryReadInsideManageIsRevalidatedNotServedAsIs(path: String) async throws {
+        let server = try LoopbackServer()
+        let resource = VersionedResource()
+        resource.install(on: server, at: "/inline")
+        let directory = TemporaryDirectory()
+        let fileCache = try FileCache(directory: directory.url)
+        let manager = makeNetworkManager(fileCache: fileCache) { configuration in
+            if path == "synchronous policy" { configuration.policy.fileCacheDelivery = .synchronous }
+        }
+        let request = ObjectRequest(url: server.url("/inline"))
+        _ = try await manager.object(for: request, decoder: BlobDecoder())
+        manager.removeAllObjects()
+        resource.publish(2)
+        let text: String
+        if path == "awaited" {
+            text = try await manager.object(for: request, decoder: BlobDecoder()).text
+        } else {
+            let user = RecordingUser(request, decoder: BlobDecoder())
+            manager.manage(user)
+            #expect(await waitUntil { user.objects.count == 1 })
+            text = user.objects.first?.text ?? ""
+        }
+        #expect(text == "version 2")
+        #expect(server.requestCount(for: "/inline") == 2)
+        #expect(server.recordedRequests(for: "/inline").last?.header("If-None-Match") == "\"v1\"")
+    }
+
     @Test func staleObjectIsUsedWhenTheServerIsUnreachable() async throws {
         let server = try LoopbackServer()
         VersionedResource().install(on: server, at: "/offline")
