@@ -42,6 +42,11 @@ struct RevalidationScenario: BenchmarkScenario {
             let objects = Self.objectCount * Self.objectSize
             ratios.append(Double(wire) / Double(objects))
             let statistics = manager.statistics
+            // Stale entries served without asking the server would cost 0 bytes too: not a pass.
+            if server.totalRequestCount != Self.objectCount || statistics.notModified != Self.objectCount {
+                throw BenchmarkFailure("second round: \(server.totalRequestCount) requests and \(statistics.notModified) "
+                    + "answered 304 for \(Self.objectCount) stale objects; every one must be revalidated")
+            }
             if repetition == 0 {
                 notes.append("second round: \(server.totalRequestCount) conditional requests, "
                     + "\(statistics.notModified) answered 304, \(server.bodyBytesSent) body bytes and "
