@@ -1,0 +1,85 @@
+/// One user's attachment to one handler: the handler lists it, and the manager's side table
+/// finds it by user, so re-managing a user detaches it from its old key without the user storing
+/// anything.
+///
+/// A class, shared by the table and the handler's list, and reused when its user is managed
+/// again: `manage` on a memory hit touches it several times, and copying a struct holding a weak
+/// reference costs atomic side-table updates on every copy (iterating an array copies each
+/// element). Not `Sendable`: it lives in `ManagerState`, read and changed under the manager's lock.
+final class Attachment {
+    weak var user: (any ManagedObjectUser)?
+    let userID: ObjectIdentifier
+    /// The key, request and identifier of the user's current request; `attachment` changes with
+    /// every `manage`, so deliveries decided for an earlier one can be recognised and dropped.
+    var key: ObjectKey
+    var request: ObjectRequest
+    var attachment: UInt64
+    /// Whether the loading buffer may cancel the load for this user (an `async` caller is not).
+    var evictable: Bool
+    /// Whether the handler of `key` lists it: false once its request ended in a failure or a
+    /// cancellation (which detaches it) or it was detached. Kept by `HandlerUsers`.
+    var isListed = false
+
+    init(user: some ManagedObjectUser, key: ObjectKey, request: ObjectRequest, attachment: UInt64, evictable: Bool) {
+        self.user = user
+        userID = ObjectIdentifier(user)
+        self.key = key
+        self.request = request
+        self.attachment = attachment
+        self.evictable = evictable
+    }
+}
+
+/// The users a handler serves, in the order they came; keeps each attachment's `isListed`.
+///
+/// The first user is stored inline: most handlers serve one user, and a memory hit creates a
+/// handler, so an array buffer for that one user was an allocation on every hit.
+struct HandlerUsers: Sequence {
+    private var first: Attachment?
+    private var others: [Attachment] = []
+
+    var isEmpty: Bool { first == nil }
+
+    mutating func append(_ attachment: Attachment) {
+        attachment.isListed = true
+        if first == nil { first = attachment } else { others.append(attachment) }
+    }
+
+    mutating func removeAll(where shouldRemove: (Attachment) -> Bool) {
+        if others.isEmpty {
+            if let attachment = first, shouldRemove(attachment) {
+                attachment.isListed = false
+                first = nil
+            }
+            return
+        }
+        var kept: [Attachment] = []
+        for attachment in self {
+            if shouldRemove(attachment) { attachment.isListed = false } else { kept.append(attachment) }
+        }
+        guard kept.count != (first == nil ? 0 : 1 + others.count) else { return }
+        first = kept.first
+        others = Array(kept.dropFirst())
+    }
+
+    mutating func removeAll() {
+        for attachment in self { attachment.isListed = false }
+        first = nil
+        others.removeAll()
+    }
+
+    func makeIterator() -> Iterator { Iterator(first: first, others: others.makeIterator()) }
+
+    struct Iterator: IteratorProtocol {
+        fileprivate var first: Attachment?
+        fileprivate var others: IndexingIterator<[Attachment]>
+
+        mutating func next() -> Attachment? {
+            if let attachment = first {
+                first = nil
+                return attachment
+            }
+            return others.next()
+        }
+    }
+}
