@@ -117,8 +117,10 @@ struct FetchOperation: Sendable {
     /// A verified file-cache hit, or `nil` (a corrupt entry is removed and reported).
     /// A stale HTTP entry is not a hit here unless `acceptingStale` (stored variants, which are
     /// made here and carry no HTTP freshness): the load that follows revalidates it, as `run()` does.
-    func readFromFileCache(acceptingStale: Bool = false) -> FetchedData? {
+    /// Neither is an entry larger than `maximumBytes`: the load that follows reads it.
+    func readFromFileCache(acceptingStale: Bool, maximumBytes: Int?) -> FetchedData? {
         guard policy.cacheInFile, let entry = fileCache?.entry(forKey: dataKey) else { return nil }
+        if let maximumBytes, entry.byteCount > maximumBytes { return nil }
         if !acceptingStale, isHTTP, entry.metadata.freshness.isStale(policy: policy.freshness) { return nil }
         return read(entry)
     }

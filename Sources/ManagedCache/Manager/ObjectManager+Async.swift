@@ -21,7 +21,7 @@ extension ObjectManager {
     public func object<Decoder: ObjectDecoding>(
         for request: ObjectRequest, decoder: Decoder, progress: (@Sendable (LoadProgress) -> Void)? = nil
     ) async throws(ManagedCacheError) -> Decoder.Object {
-        let user = AwaitingUser(request: asyncRequest(request, decoder: decoder), decoder: decoder, progress: progress)
+        let user = AwaitingUser(request: Self.asyncRequest(request), decoder: decoder, progress: progress)
         // Once the caller has the object, only the memory cache keeps it (within its limits).
         defer { unmanage(user) }
         do {
@@ -51,7 +51,7 @@ extension ObjectManager {
         for request: ObjectRequest, decoder: Decoder
     ) -> AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: LoadEvent<Decoder.Object>.self)
-        let user = StreamingUser(request: asyncRequest(request, decoder: decoder), decoder: decoder, continuation: continuation)
+        let user = StreamingUser(request: Self.asyncRequest(request), decoder: decoder, continuation: continuation)
         continuation.onTermination = { [weak self] _ in
             self?.unmanage(user)
         }
@@ -61,28 +61,20 @@ extension ObjectManager {
 
     /// An `async` request stays out of the loading buffer and is cancelled when abandoned, unless
     /// the caller's overrides say otherwise.
-    ///
-    /// And a small file-cache hit is read where the caller awaits: an `async` caller runs on the
-    /// cooperative pool, never on the main thread, and reading a few kilobytes from the page cache
-    /// costs less than the two thread hops of the background lookup (there and back), which
-    /// made an awaited hit about four times slower. Entries larger than
-    /// `Configuration.inMemoryThreshold` are still read on the loading executor, so a long read
-    /// never holds a cooperative thread.
-    func asyncRequest<Decoder: ObjectDecoding>(_ request: ObjectRequest, decoder: Decoder) -> ObjectRequest {
+    static func asyncRequest(_ request: ObjectRequest) -> ObjectRequest {
         var request = request
         if request.policy.participatesInLoadingBuffer == nil { request.policy.participatesInLoadingBuffer = false }
         if request.policy.finishLoadingWithoutUsers == nil { request.policy.finishLoadingWithoutUsers = false }
-        if request.policy.fileCacheDelivery == nil, configuration.policy.fileCacheDelivery == .asynchronous,
-           let fileCache, !memoryCache.contains(request.objectKey(variant: decoder.identifier)),
-           let entry = fileCache.entry(forKey: request.dataKey), entry.byteCount <= configuration.inMemoryThreshold {
-            request.policy.fileCacheDelivery = .synchronous
-        }
         return request
     }
 }
 
+/// The users behind `async` calls: their code waits on the cooperative pool, never on the main
+/// thread, so a small file-cache hit is read where they wait (see `inlineFileRead`).
+protocol AwaitingCaller: AnyObject {}
+
 /// The user behind one `await manager.object(...)` call: resumes its continuation exactly once.
-private final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
+private final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser, AwaitingCaller {
     private enum Slot {
         case waiting
         case installed(CheckedContinuation<Decoder.Object, any Error>)
@@ -134,7 +126,7 @@ private final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
 }
 
 /// The user behind one `loadEvents` stream.
-private final class StreamingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
+private final class StreamingUser<Decoder: ObjectDecoding>: ManagedObjectUser, AwaitingCaller {
     let objectRequest: ObjectRequest?
     let objectDecoder: Decoder
     private let continuation: AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error>.Continuation

@@ -9,10 +9,12 @@ extension ObjectManager {
     }
 
     /// Looks for the handler's object in the file cache before any download: its stored variant
-    /// first (for decoders that store one), then the original bytes when delivery is synchronous.
-    /// A hit is decoded and delivered (to `synchronousUser` on this thread, when given); a miss
-    /// starts the load.
-    func loadFromFileCache(key: ObjectKey, generation: UInt64, policy: LoadPolicy, synchronousUser: ObjectIdentifier?) {
+    /// first (for decoders that store one), then the original bytes when delivery is synchronous
+    /// (an original over `maximumBytes` counts as a miss). A hit is decoded and delivered (to
+    /// `synchronousUser` on this thread, when given); a miss starts the load.
+    func loadFromFileCache(
+        key: ObjectKey, generation: UInt64, policy: LoadPolicy, synchronousUser: ObjectIdentifier?, maximumBytes: Int?
+    ) {
         let synchronously = synchronousUser != nil
         let lookup = state.withLock { state -> (AnyObjectDecoder, ObjectRequest)? in
             guard let handler = state.handlers[key], handler.generation == generation else { return nil }
@@ -27,7 +29,8 @@ extension ObjectManager {
                 dataKey: source.fileKey, request: request, policy: policy, loader: configuration.dataLoader,
                 fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
                 callbacks: .eventsOnly { [weak self] in self?.report($0) })
-            guard let fetched = operation.readFromFileCache(acceptingStale: source.isVariant) else { continue }
+            guard let fetched = operation.readFromFileCache(
+                acceptingStale: source.isVariant, maximumBytes: source.isVariant ? nil : maximumBytes) else { continue }
             let data = fetched.loadedData(prefersFileURL: decoder.prefersFileURL)
             let loaded = source.isVariant
                 ? LoadedData(data: (try? data.bytes()) ?? Data(), origin: .fileCache, contentType: data.contentType, isStoredVariant: true)

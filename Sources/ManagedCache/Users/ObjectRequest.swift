@@ -8,62 +8,62 @@ import Foundation
 public struct ObjectRequest: Sendable, Hashable {
     /// Where the bytes come from: `http`, `https` or `file`, or any scheme a custom `DataLoading` accepts.
     public var url: URL {
-        get { storage.url }
-        set { storage = Storage(url: newValue, oid: oid, headers: headers, keyHeaders: keyHeaders, policy: policy) }
+        get { storage.fields.url }
+        set { change { $0.url = newValue } }
     }
     /// The key that identifies the object instead of the URL. `nil` means "use the URL".
     public var oid: String? {
-        get { storage.oid }
-        set { storage = Storage(url: url, oid: newValue, headers: headers, keyHeaders: keyHeaders, policy: policy) }
+        get { storage.fields.oid }
+        set { change { $0.oid = newValue } }
     }
     /// Headers added to the HTTP request (authorization, `Accept`, …). Not part of the key unless
     /// listed in `keyHeaders`.
     public var headers: [String: String] {
-        get { storage.headers }
-        set { storage = Storage(url: url, oid: oid, headers: newValue, keyHeaders: keyHeaders, policy: policy) }
+        get { storage.fields.headers }
+        set { change { $0.headers = newValue } }
     }
     /// Names of headers in `headers` whose values become part of the key (HTTP `Vary` by the
     /// caller's choice): an `Accept: image/webp` and an `Accept: image/png` request then cache apart.
     public var keyHeaders: [String] {
-        get { storage.keyHeaders }
-        set { storage = Storage(url: url, oid: oid, headers: headers, keyHeaders: newValue, policy: policy) }
+        get { storage.fields.keyHeaders }
+        set { change { $0.keyHeaders = newValue } }
     }
     /// Overrides of the manager's policy for this request. Fields left `nil` use the manager's.
     public var policy: PolicyOverrides {
-        get { storage.policy }
-        set { storage = Storage(url: url, oid: oid, headers: headers, keyHeaders: keyHeaders, policy: newValue, keyOf: storage) }
+        get { storage.fields.policy }
+        set { change(keepingKey: true) { $0.policy = newValue } }
+    }
+
+    /// What the caller set.
+    private struct Fields: Hashable {
+        var url: URL
+        var oid: String?
+        var headers: [String: String]
+        var keyHeaders: [String]
+        var policy: PolicyOverrides
     }
 
     /// The fields, in one immutable shared box, with the key computed once.
     ///
-    /// Why a box: a request is copied into every handler, user slot and delivery, and `manage`
+    /// Why a box: a request is copied into every handler, attachment and delivery, and `manage`
     /// needs its key each time. As five inline fields a copy cost five reference-count updates,
     /// and the key (`URL.absoluteString` plus a scan for bytes to escape) was recomputed on every
     /// call: together more than a memory hit's lookup. Immutable, so sharing it between threads
     /// is safe; a setter makes a new box.
     private final class Storage: Sendable {
-        let url: URL
-        let oid: String?
-        let headers: [String: String]
-        let keyHeaders: [String]
-        let policy: PolicyOverrides
+        let fields: Fields
         let dataKey: String
         let dataKeyHash: Int
 
         /// `keyOf`: a box whose key fields are the same as these (only the policy changed).
-        init(url: URL, oid: String?, headers: [String: String], keyHeaders: [String], policy: PolicyOverrides,
-             keyOf sameKey: Storage? = nil) {
-            self.url = url
-            self.oid = oid
-            self.headers = headers
-            self.keyHeaders = keyHeaders
-            self.policy = policy
+        init(_ fields: Fields, keyOf sameKey: Storage? = nil) {
+            self.fields = fields
             if let sameKey {
                 dataKey = sameKey.dataKey
                 dataKeyHash = sameKey.dataKeyHash
                 return
             }
-            dataKey = ObjectRequest.makeDataKey(url: url, oid: oid, headers: headers, keyHeaders: keyHeaders)
+            dataKey = ObjectRequest.makeDataKey(fields)
             var hasher = Hasher()
             hasher.combine(dataKey)
             dataKeyHash = hasher.finalize()
@@ -77,7 +77,15 @@ public struct ObjectRequest: Sendable, Hashable {
         url: URL, oid: String? = nil, headers: [String: String] = [:], keyHeaders: [String] = [],
         policy: PolicyOverrides = PolicyOverrides()
     ) {
-        storage = Storage(url: url, oid: oid, headers: headers, keyHeaders: keyHeaders, policy: policy)
+        storage = Storage(Fields(url: url, oid: oid, headers: headers, keyHeaders: keyHeaders, policy: policy))
+    }
+
+    /// Replaces the box with one holding the changed fields; `keepingKey` when the change cannot
+    /// affect the key.
+    private mutating func change(keepingKey: Bool = false, _ body: (inout Fields) -> Void) {
+        var fields = storage.fields
+        body(&fields)
+        storage = Storage(fields, keyOf: keepingKey ? storage : nil)
     }
 
     /// The key of the downloaded bytes: the `oid` if there is one, else the URL, plus any key headers
@@ -97,23 +105,17 @@ public struct ObjectRequest: Sendable, Hashable {
     }
 
     public static func == (lhs: ObjectRequest, rhs: ObjectRequest) -> Bool {
-        if lhs.storage === rhs.storage { return true }
-        return lhs.url == rhs.url && lhs.oid == rhs.oid && lhs.headers == rhs.headers
-            && lhs.keyHeaders == rhs.keyHeaders && lhs.policy == rhs.policy
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(url)
-        hasher.combine(oid)
-        hasher.combine(headers)
-        hasher.combine(keyHeaders)
-        hasher.combine(policy)
+        hasher.combine(storage.fields)
     }
 
-    private static func makeDataKey(url: URL, oid: String?, headers: [String: String], keyHeaders: [String]) -> String {
-        var key = escapedKeyComponent(oid ?? url.absoluteString, escapingEquals: false)
-        for name in keyHeaders.sorted() {
-            let value = headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value ?? ""
+    private static func makeDataKey(_ fields: Fields) -> String {
+        var key = escapedKeyComponent(fields.oid ?? fields.url.absoluteString, escapingEquals: false)
+        for name in fields.keyHeaders.sorted() {
+            let value = fields.headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value ?? ""
             key += "\u{1F}" + escapedKeyComponent(name.lowercased(), escapingEquals: true)
                 + "=" + escapedKeyComponent(value, escapingEquals: true)
         }
