@@ -14,6 +14,8 @@ struct ManagerState {
     var statistics = ManagerStatistics()
     var nextIdentifier: UInt64 = 1
     var sweepThreshold = 64
+    /// Records of deallocated users replaced (left in their handlers' lists) since the last sweep.
+    var replacedRecords = 0
     var isShutDown = false
     /// Running preloads, cancelled when a real request needs the disk.
     var preloads: [Task<Int, Never>] = []

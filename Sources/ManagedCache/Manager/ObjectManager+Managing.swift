@@ -206,10 +206,13 @@ extension ObjectManager {
     ) -> (attachment: UInt64, handler: HandlerRecord) {
         let userID = ObjectIdentifier(user)
         // The user's record from its last `manage`, reused. A record whose user is gone belonged
-        // to a deallocated object that had the same address.
+        // to a deallocated object that had the same address: replaced, it stays in its handler's
+        // list until the next sweep, which it brings closer (taking it out now would scan that
+        // list on every such `manage`).
         var record = state.attachments[userID]
         if let existing = record {
             if existing.user == nil {
+                state.replacedRecords += 1
                 record = nil
             } else if existing.isListed {
                 if existing.key == key, let handler = state.handlers[key] { return (existing.attachment, handler) }
@@ -217,6 +220,7 @@ extension ObjectManager {
             }
             // Not listed: its last request ended in a failure or a cancellation, which detached it.
         }
+        if record == nil { _sweepIfNeeded(in: &state) }
         let handler: HandlerRecord
         if let existing = state.handlers[key] {
             handler = existing
@@ -290,18 +294,23 @@ extension ObjectManager {
         return _cancelHandler(key, reason: .noUsers, in: &state)
     }
 
-    /// Drops handlers nobody uses and attachments of deallocated users, when the tables have grown
-    /// past twice their size at the last sweep (amortized constant time per new handler). The low
-    /// floor (64) bounds how many objects of silently deallocated users a handler can keep alive
-    /// beyond the memory cache's limits.
+    /// Drops handlers nobody uses and the records of deallocated users, when either table has
+    /// grown past twice its size at the last sweep, or as many records of deallocated users were
+    /// replaced since (amortized constant time per new handler or record). Checked before a
+    /// handler or a user's record is created: users released without `unmanage` (as views are)
+    /// would otherwise pile up in one handler's list and in the side table while the handler
+    /// table stays small. The low floor (64) bounds how many objects
+    /// of silently deallocated users a handler can keep alive beyond the memory cache's limits.
     func _sweepIfNeeded(in state: inout ManagerState) {
-        guard state.handlers.count >= state.sweepThreshold else { return }
+        guard state.handlers.count >= state.sweepThreshold || state.attachments.count >= state.sweepThreshold
+                || state.replacedRecords >= state.sweepThreshold else { return }
+        state.replacedRecords = 0
         state.handlers = state.handlers.filter { _, handler in
             handler.phase.isBusy || handler.heldByPrefetch || handler.hasLiveUsers
         }
         for key in Array(state.handlers.keys) { state.handlers[key]?.compactUsers() }
         state.attachments = state.attachments.filter { $0.value.user != nil }
-        state.sweepThreshold = max(64, state.handlers.count * 2)
+        state.sweepThreshold = max(64, 2 * max(state.handlers.count, state.attachments.count))
     }
 
     // MARK: - Delivering
