@@ -72,7 +72,7 @@ struct FetchOperation: Sendable {
         }
         var stale: StaleBase?
         if policy.cacheInFile, let entry = fileCache?.entry(forKey: dataKey) {
-            if !entry.metadata.freshness.isStale(policy: policy.freshness) || !isHTTP {
+            if isServableWithoutRevalidation(entry) {
                 if let cached = read(entry) { return .success(cached) }
             } else {
                 stale = .fileEntry(entry)
@@ -109,6 +109,11 @@ struct FetchOperation: Sendable {
         }
     }
 
+    /// Whether `entry` may be served as it is: fresh, or not from HTTP (nothing to revalidate with).
+    private func isServableWithoutRevalidation(_ entry: FileCacheEntry) -> Bool {
+        !isHTTP || !entry.metadata.freshness.isStale(policy: policy.freshness)
+    }
+
     private var isHTTP: Bool {
         let scheme = request.url.scheme?.lowercased()
         return scheme == "http" || scheme == "https"
@@ -121,7 +126,7 @@ struct FetchOperation: Sendable {
     func readFromFileCache(acceptingStale: Bool, maximumBytes: Int?) -> FetchedData? {
         guard policy.cacheInFile, let entry = fileCache?.entry(forKey: dataKey) else { return nil }
         if let maximumBytes, entry.byteCount > maximumBytes { return nil }
-        if !acceptingStale, isHTTP, entry.metadata.freshness.isStale(policy: policy.freshness) { return nil }
+        if !acceptingStale, !isServableWithoutRevalidation(entry) { return nil }
         return read(entry)
     }
 

@@ -17,7 +17,8 @@ final class Attachment {
     /// Whether the loading buffer may cancel the load for this user (an `async` caller is not).
     var evictable: Bool
     /// Whether the handler of `key` lists it: false once its request ended in a failure or a
-    /// cancellation (which detaches it) or it was detached. Kept by `HandlerUsers`.
+    /// cancellation (which detaches it) or it was detached. Kept by `HandlerUsers`, and cleared by
+    /// `_detach` when its handler left the table.
     var isListed = false
 
     init(user: some ManagedObjectUser, key: ObjectKey, request: ObjectRequest, attachment: UInt64, evictable: Bool) {
@@ -54,10 +55,16 @@ struct HandlerUsers: Sequence {
             return
         }
         var kept: [Attachment] = []
+        var removedAny = false
         for attachment in self {
-            if shouldRemove(attachment) { attachment.isListed = false } else { kept.append(attachment) }
+            if shouldRemove(attachment) {
+                attachment.isListed = false
+                removedAny = true
+            } else {
+                kept.append(attachment)
+            }
         }
-        guard kept.count != (first == nil ? 0 : 1 + others.count) else { return }
+        guard removedAny else { return }
         first = kept.first
         others = Array(kept.dropFirst())
     }

@@ -220,12 +220,11 @@ extension ObjectManager {
             }
             // Not listed: its last request ended in a failure or a cancellation, which detached it.
         }
-        if record == nil { _sweepIfNeeded(in: &state) }
+        _sweepIfNeeded(in: &state)  // before the handler lookup: a sweep may drop handlers
         let handler: HandlerRecord
         if let existing = state.handlers[key] {
             handler = existing
         } else {
-            _sweepIfNeeded(in: &state)
             handler = HandlerRecord(key: key, decoder: decoder(), request: request, policy: policy)
             state.handlers[key] = handler
         }
@@ -296,11 +295,11 @@ extension ObjectManager {
 
     /// Drops handlers nobody uses and the records of deallocated users, when either table has
     /// grown past twice its size at the last sweep, or as many records of deallocated users were
-    /// replaced since (amortized constant time per new handler or record). Checked before a
-    /// handler or a user's record is created: users released without `unmanage` (as views are)
-    /// would otherwise pile up in one handler's list and in the side table while the handler
-    /// table stays small. The low floor (64) bounds how many objects
-    /// of silently deallocated users a handler can keep alive beyond the memory cache's limits.
+    /// replaced since (amortized constant time per new handler or record). Checked whenever a
+    /// user is attached anew: users released without `unmanage` (as views are) would otherwise
+    /// pile up in one handler's list and in the side table while the handler table stays small.
+    /// The low floor (64) bounds how many objects of silently deallocated users a handler can keep
+    /// alive beyond the memory cache's limits.
     func _sweepIfNeeded(in state: inout ManagerState) {
         guard state.handlers.count >= state.sweepThreshold || state.attachments.count >= state.sweepThreshold
                 || state.replacedRecords >= state.sweepThreshold else { return }
