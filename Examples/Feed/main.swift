@@ -110,11 +110,11 @@ for (name, value) in table { print("| \(name) | \(value) |") }
 print("\nfile cache: \(cacheDirectory.path) — run again to load from it, or pass --fresh")
 server.stop()
 if !cells.allSatisfy(\.isShowingImages) {  // CI runs this example: the rows at rest must show
-    for (index, cell) in cells.enumerated() {
+    for row in restingTop..<restingTop + visibleRows {
+        let cell = cells[row % visibleRows]
         for (name, view) in [("avatar", cell.avatar), ("photo", cell.photo)] where view.displayed.loadedImage == nil {
             let state = view.isActivityIndicatorVisible ? "still loading" : "not loading"
-            print("row at rest \(restingTop + (index + visibleRows - restingTop % visibleRows) % visibleRows): "
-                + "\(name) \(view.oid ?? "?") not shown, \(state), showing \(view.displayed)")
+            print("row at rest \(row): \(name) \(view.oid ?? "?") not shown, \(state), showing \(view.displayed)")
         }
     }
     exit(1)
