@@ -215,7 +215,16 @@ extension ObjectManager {
                 state.replacedRecords += 1
                 record = nil
             } else if existing.isListed {
-                if existing.key == key, let handler = state.handlers[key] { return (existing.attachment, handler) }
+                if existing.key == key, let handler = state.handlers[key] {
+                    // The same key again (a new signed URL for the oid, another header or policy):
+                    // the user stays on this handler and joins what it is doing, but its answer
+                    // carries the request it is managed with now, under a new identifier, so a
+                    // callback decided for the previous request is dropped and not mistaken for it.
+                    existing.request = request
+                    existing.attachment = state._makeIdentifier()
+                    existing.evictable = policy.participatesInLoadingBuffer
+                    return (existing.attachment, handler)
+                }
                 work.append(_detach(existing, in: &state))
             }
             // Not listed: its last request ended in a failure or a cancellation, which detached it.

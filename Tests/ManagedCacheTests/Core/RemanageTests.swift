@@ -1,0 +1,145 @@
+import Foundation
+import LoopbackServer
+import ManagedCache
+import Testing
+import TestSupport
+
+/// What changes between a user's first request and the one it is managed with again: all three
+/// keep the key (the oid), so the user stays on the same handler.
+enum RequestChange: String, CaseIterable, Sendable {
+    /// A new signed URL for the same oid.
+    case newURLSameOID
+    /// The same URL with another `Authorization` header (not a key header).
+    case changedHeader
+    /// The same URL with another per-request policy override.
+    case changedPolicy
+
+    /// The request the user starts with.
+    static func first(_ server: LoopbackServer) -> ObjectRequest {
+        ObjectRequest(url: server.url("/photo?sig=1"), oid: "photo-7", headers: ["Authorization": "token-1"])
+    }
+
+    /// The request it is managed with again.
+    func second(_ server: LoopbackServer) -> ObjectRequest {
+        var request = Self.first(server)
+        switch self {
+        case .newURLSameOID: request.url = server.url("/photo?sig=2")
+        case .changedHeader: request.headers["Authorization"] = "token-2"
+        case .changedPolicy: request.policy.timeout = 25
+        }
+        return request
+    }
+}
+
+/// One case of the re-manage matrix: what changes, and whether the first load has finished.
+struct RemanageCase: Sendable, CustomTestStringConvertible {
+    let change: RequestChange
+    let firstLoadFinished: Bool
+    var delivery: CallbackDelivery = .immediate
+
+    var testDescription: String {
+        "\(change.rawValue), first load \(firstLoadFinished ? "finished" : "running")\(delivery == .mainQueue ? ", main queue" : "")"
+    }
+
+    static let all: [RemanageCase] = RequestChange.allCases.flatMap { change in
+        [false, true].map { RemanageCase(change: change, firstLoadFinished: $0) }
+    }
+    static let allWithMainQueue: [RemanageCase] = all + all.map {
+        RemanageCase(change: $0.change, firstLoadFinished: $0.firstLoadFinished, delivery: .mainQueue)
+    }
+}
+
+/// Issue 15.1: a user managed again with a new request of the same key, while the first load runs
+/// or after it finished, is answered exactly once, for its current request, with the object.
+/// The running load is joined (one request on the wire), whatever changed.
+@Suite struct RemanageTests {
+    let body = fixtureBody("photo-7", count: 20_000)
+
+    @Test(arguments: RemanageCase.allWithMainQueue)
+    func rawUserIsAnsweredOnceForItsCurrentRequest(_ testCase: RemanageCase) async throws {
+        let server = try LoopbackServer()
+        let gate = GatedRoute(server, path: "/photo", response: .ok(body))
+        defer { gate.open() }
+        let manager = makeNetworkManager()
+        let first = RequestChange.first(server)
+        let second = testCase.change.second(server)
+        let user = RecordingUser(first, decoder: DataDecoder(), delivery: testCase.delivery)
+
+        manager.manage(user)
+        #expect(await waitUntil { gate.arrivals == 1 })
+        if testCase.firstLoadFinished {
+            gate.open()
+            #expect(await waitUntil { user.objects.count == 1 })
+        }
+        user.setRequest(second)
+        manager.manage(user)
+        gate.open()
+
+        #expect(await waitUntil { user.readyRequests.last == second })
+        await settle(manager)
+        let expected = testCase.firstLoadFinished ? [first, second] : [second]
+        #expect(user.readyRequests == expected)
+        #expect(user.objects.allSatisfy { $0 == body })
+        #expect(user.errors.isEmpty)
+        #expect(server.requestCount(for: "/photo") == 1)
+        if testCase.delivery == .mainQueue, !testCase.firstLoadFinished {
+            #expect(user.callbacksOnMainQueue.allSatisfy { $0 })
+        }
+    }
+
+    @Test(arguments: RemanageCase.all)
+    func objectUserBecomesReadyForItsCurrentRequest(_ testCase: RemanageCase) async throws {
+        let server = try LoopbackServer()
+        let gate = GatedRoute(server, path: "/photo", response: .ok(body))
+        defer { gate.open() }
+        let manager = makeNetworkManager()
+        let readyCount = Counter()
+        let user = ObjectUser(request: RequestChange.first(server), decoder: DataDecoder()) { _, _ in
+            readyCount.increment()
+        }
+
+        manager.manage(user)
+        #expect(await waitUntil { gate.arrivals == 1 })
+        if testCase.firstLoadFinished {
+            gate.open()
+            #expect(await waitUntil { readyCount.count == 1 })
+        }
+        user.request = testCase.change.second(server)
+        manager.manage(user)
+        gate.open()
+
+        #expect(await waitUntil { user.object == body })
+        await settle(manager)
+        #expect(readyCount.count == (testCase.firstLoadFinished ? 2 : 1))
+        #expect(server.requestCount(for: "/photo") == 1)
+    }
+
+    @Test(arguments: RemanageCase.all)
+    func asyncCallersOfBothRequestsGetTheObject(_ testCase: RemanageCase) async throws {
+        let server = try LoopbackServer()
+        let gate = GatedRoute(server, path: "/photo", response: .ok(body))
+        defer { gate.open() }
+        let manager = makeNetworkManager()
+        let first = Task { try await manager.object(for: RequestChange.first(server), decoder: DataDecoder()) }
+        #expect(await waitUntil { gate.arrivals == 1 })
+        if testCase.firstLoadFinished {
+            gate.open()
+            #expect(try await first.value == body)
+        }
+        let second = Task { try await manager.object(for: testCase.change.second(server), decoder: DataDecoder()) }
+        gate.open()
+
+        #expect(try await second.value == body)
+        #expect(try await first.value == body)
+        #expect(server.requestCount(for: "/photo") == 1)
+    }
+
+    /// Waits until the manager has no load running and the main queue has run what was queued
+    /// before now, so a duplicate callback would have arrived.
+    private func settle(_ manager: ObjectManager) async {
+        #expect(await waitUntil { manager.activeLoadCount == 0 })
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.main.async { continuation.resume() }
+        }
+    }
+}

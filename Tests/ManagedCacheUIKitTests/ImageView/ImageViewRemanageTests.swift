@@ -1,0 +1,42 @@
+#if !(canImport(UIKit) && !os(watchOS))
+import Foundation
+import LoopbackServer
+import ManagedCache
+import ManagedCacheUIKit
+import Testing
+import TestSupport
+
+/// Issue 15.1 for the image view: a view given a new signed URL with the same oid, while the first
+/// URL still loads or after it was shown, shows the image (once) instead of spinning forever.
+/// (The view has no headers or policy of its own, so a new URL is the change it can make.)
+@Suite struct ImageViewRemanageTests {
+    @Test(arguments: [false, true])
+    func aNewURLWithTheSameOIDShowsTheImage(firstLoadFinished: Bool) async throws {
+        let server = try LoopbackServer()
+        let bytes = pngBytes(seed: 7)
+        let image = try decodedPNG(seed: 7)
+        let gate = GatedRoute(server, path: "/photo", response: .ok(bytes, contentType: "image/png"))
+        defer { gate.open() }
+        var configuration = ObjectManager.Configuration.images()
+        configuration.policy.retry = .none
+        let manager = ObjectManager(configuration: configuration)
+        let view = ManagedImageView(manager: manager)
+        let recorder = ViewRecorder(view)
+
+        view.load(url: server.url("/photo?sig=1"), oid: "photo-7")
+        #expect(await waitUntil { gate.arrivals == 1 })
+        if firstLoadFinished {
+            gate.open()
+            #expect(await waitUntil { view.displayed == .image(image) })
+        }
+        view.load(url: server.url("/photo?sig=2"), oid: "photo-7")
+        gate.open()
+
+        #expect(await waitUntil { view.displayed == .image(image) && !view.isActivityIndicatorVisible })
+        #expect(await waitUntil { manager.activeLoadCount == 0 })
+        let imageSets = recorder.callbacks.filter { if case .imageSet = $0 { true } else { false } }
+        #expect(imageSets.count == (firstLoadFinished ? 2 : 1))
+        #expect(server.requestCount(for: "/photo") == 1)
+    }
+}
+#endif
