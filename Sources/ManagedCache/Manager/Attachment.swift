@@ -7,7 +7,9 @@
 /// reference costs atomic side-table updates on every copy (iterating an array copies each
 /// element). Not `Sendable`: it lives in `ManagerState`, read and changed under the manager's lock.
 final class Attachment {
-    weak var user: (any ManagedObjectUser)?
+    /// The user, held weakly, with what `manage` read from it; replaced when it is managed with
+    /// another `callbackDelivery`.
+    var link: any UserLink
     let userID: ObjectIdentifier
     /// The key, request and identifier of the user's current request; `attachment` changes with
     /// every `manage`, so deliveries decided for an earlier one can be recognised and dropped.
@@ -21,14 +23,17 @@ final class Attachment {
     /// `_detach` when its handler left the table.
     var isListed = false
 
-    init(user: some ManagedObjectUser, key: ObjectKey, request: ObjectRequest, attachment: UInt64, evictable: Bool) {
-        self.user = user
-        userID = ObjectIdentifier(user)
+    init(link: any UserLink, key: ObjectKey, request: ObjectRequest, attachment: UInt64, evictable: Bool) {
+        self.link = link
+        userID = link.userID
         self.key = key
         self.request = request
         self.attachment = attachment
         self.evictable = evictable
     }
+
+    /// The link, while its user is alive.
+    var user: (any UserLink)? { link.isAlive ? link : nil }
 }
 
 /// The users a handler serves, in the order they came; keeps each attachment's `isListed`.

@@ -5,7 +5,9 @@ extension ObjectManager {
     /// joins the load. Callable from any thread or task.
     ///
     /// - A memory hit (or an object a live handler already shares) is delivered synchronously, on the
-    ///   calling thread, before `manage` returns: no placeholder flicker.
+    ///   calling thread, before `manage` returns: no placeholder flicker. For a `.mainQueue` user
+    ///   that is only when `manage` runs on the main queue; otherwise the hit goes to the main
+    ///   queue like every other callback: `.mainQueue` callbacks run there, whoever calls.
     /// - A user managed again with another request is detached from the old one first and never
     ///   receives its object afterwards.
     /// - A user whose `objectRequest` is `nil` is detached.
@@ -13,12 +15,29 @@ extension ObjectManager {
     ///   failure or a cancellation detaches the user: it hears nothing of a later load of the key
     ///   (another user's retry) until it is managed again. A ready user stays attached, sharing
     ///   the object, and receives the newer object if a revalidation brings one.
+    /// - The user's properties (`objectRequest`, `objectDecoder`, `callbackDelivery`) are read
+    ///   here, on the calling thread, and never again until the next `manage`.
     public func manage<User: ManagedObjectUser>(_ user: User) {
         guard let request = user.objectRequest else {
             unmanage(user)
             return
         }
-        let decoder = user.objectDecoder
+        let delivery = user.callbackDelivery
+        let call = ManageCall(request: request, decoder: user.objectDecoder, userID: ObjectIdentifier(user),
+                              delivery: delivery, isAwaiting: user is any AwaitingCaller)
+        manage(call, link: { ThreadSafeUserLink(user, delivery: delivery) }, deliverHit: { event, request in
+            user.receive(event, request: request)
+        })
+    }
+
+    /// `manage` once the user's properties are read: `makeLink` makes the user's link when it
+    /// needs a new one; `deliverHit` calls the user with a memory hit on this thread, when its
+    /// delivery allows that here.
+    func manage<Decoder: ObjectDecoding>(
+        _ call: ManageCall<Decoder>, link makeLink: @Sendable () -> any UserLink, deliverHit: (UserEvent, ObjectRequest) -> Void
+    ) {
+        let request = call.request
+        let decoder = call.decoder
         let identifier = decoder.identifier
         let key = request.objectKey(variant: identifier)
         let policy = configuration.policy.applying(request.policy)
@@ -26,14 +45,20 @@ extension ObjectManager {
         var staleHit: CachedObject?
         if policy.cacheInMemory, let cached = memoryCache.value(forKey: key) {
             if cached.isFresh(policy: policy.freshness) {
-                let detached = state.withLock { state in
+                var (work, hit) = state.withLock { state in
                     state.statistics.requests += 1
                     state.statistics.memoryHits += 1
-                    return _attachForHit(user, request: request, key: key, policy: policy, cached: cached,
-                                         decoder: decoder, identifier: identifier, in: &state)
+                    return _attachForHit(call, link: makeLink, key: key, policy: policy, cached: cached,
+                                         identifier: identifier, in: &state)
                 }
-                if !detached.isEmpty { perform(detached) }
-                user.receive(.ready(cached.object, .memory), request: request)
+                // `.mainQueue` callbacks run on the main queue, whoever calls: synchronously only there.
+                if call.delivery == .immediate || MainQueue.isCurrent {
+                    if !work.isEmpty { perform(work) }
+                    deliverHit(.ready(cached.object, .memory), request)
+                } else {
+                    work.deliveries.append(hit)
+                    perform(work)
+                }
                 return
             }
             staleHit = cached
@@ -43,14 +68,14 @@ extension ObjectManager {
             let reason = key.dataKey.isEmpty ? "empty key" : "unsupported URL '\(request.url.absoluteString)'"
             let work = state.withLock { state -> PendingWork in
                 state.statistics.requests += 1
-                var work = _detach(user, in: &state)
+                var work = _detach(userID: call.userID, in: &state)
                 state.statistics.failures[.invalidRequest, default: 0] += 1
                 work.deliveries.append(PendingDelivery(
-                    user: user, request: request, key: key, attachment: 0,
+                    user: makeLink(), request: request, key: key, attachment: 0,
                     event: .failed(.invalidRequest(reason: reason))))
                 return work
             }
-            perform(work, synchronousUser: ObjectIdentifier(user))
+            perform(work, synchronousUser: call.userID)
             return
         }
 
@@ -58,8 +83,8 @@ extension ObjectManager {
         let work = state.withLock { state -> PendingWork in
             state.statistics.requests += 1
             var work = PendingWork()
-            let (attachment, handler) = _attach(
-                user, request: request, key: key, policy: policy,
+            let (attachment, handler, user) = _attach(
+                call, link: makeLink, key: key, policy: policy,
                 decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state)
             if case .ready(let object, _) = handler.phase, staleHit == nil, let freshness = handler.freshness,
                freshness.isStale(policy: policy.freshness) {
@@ -120,7 +145,7 @@ extension ObjectManager {
                 handler.request = request
                 handler.policy = policy
                 state.handlers[key] = handler
-                let inline = inlineFileRead(for: user, request: request, policy: policy)
+                let inline = inlineFileRead(isAwaiting: call.isAwaiting, request: request, policy: policy)
                 if policy.cacheInFile, fileCache != nil, inline != nil || handler.decoder.storesVariant {
                     // Look in the file cache first (on this thread, or in the background for a
                     // variant lookup under the asynchronous policy); a miss starts the load.
@@ -135,11 +160,11 @@ extension ObjectManager {
             }
             return work
         }
-        perform(work, synchronousUser: ObjectIdentifier(user))
+        perform(work, synchronousUser: call.userID)
         if let fileLookup {
             if let inline = fileLookup.inline {
                 loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy,
-                                  synchronousUser: ObjectIdentifier(user), maximumBytes: inline.maximumBytes)
+                                  synchronousUser: call.userID, maximumBytes: inline.maximumBytes)
             } else {
                 Task(executorPreference: LoadingExecutor.shared) { [weak self] in
                     self?.loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy,
@@ -159,9 +184,9 @@ extension ObjectManager {
     /// background lookup (there and back), which made an awaited hit about three times slower.
     /// Larger entries are a miss here and are read by the fetch task, so a long read never holds a
     /// cooperative thread.
-    func inlineFileRead(for user: some ManagedObjectUser, request: ObjectRequest, policy: LoadPolicy) -> InlineFileRead? {
+    func inlineFileRead(isAwaiting: Bool, request: ObjectRequest, policy: LoadPolicy) -> InlineFileRead? {
         if policy.fileCacheDelivery == .synchronous { return InlineFileRead(maximumBytes: nil) }
-        guard request.policy.fileCacheDelivery == nil, user is any AwaitingCaller else { return nil }
+        guard request.policy.fileCacheDelivery == nil, isAwaiting else { return nil }
         return InlineFileRead(maximumBytes: configuration.inMemoryThreshold)
     }
 
@@ -191,43 +216,47 @@ extension ObjectManager {
     /// It receives no more callbacks for that request. If it was the last user of a load and the
     /// policy does not finish loads without users, the load is cancelled.
     public func unmanage<User: ManagedObjectUser>(_ user: User) {
-        let work = state.withLock { _detach(user, in: &$0) }
+        let work = state.withLock { _detach(userID: ObjectIdentifier(user), in: &$0) }
         perform(work)
     }
 
     // MARK: - Attaching users (under the lock)
 
-    /// Attaches `user` to the handler of `key` (creating it), detaching it from any other key.
-    /// Returns the new attachment's identifier and the handler.
+    /// Attaches the user of `call` to the handler of `key` (creating it), detaching it from any
+    /// other key. Returns the new attachment's identifier, the handler and the user's link.
     @discardableResult
-    func _attach(
-        _ user: some ManagedObjectUser, request: ObjectRequest, key: ObjectKey, policy: LoadPolicy,
+    func _attach<Decoder: ObjectDecoding>(
+        _ call: ManageCall<Decoder>, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
         decoder: @autoclosure () -> AnyObjectDecoder, work: inout PendingWork, in state: inout ManagerState
-    ) -> (attachment: UInt64, handler: HandlerRecord) {
-        let userID = ObjectIdentifier(user)
+    ) -> (attachment: UInt64, handler: HandlerRecord, link: any UserLink) {
+        let request = call.request
         // The user's record from its last `manage`, reused. A record whose user is gone belonged
         // to a deallocated object that had the same address: replaced, it stays in its handler's
         // list until the next sweep, which it brings closer (taking it out now would scan that
         // list on every such `manage`).
-        var record = state.attachments[userID]
+        var record = state.attachments[call.userID]
         if let existing = record {
             if existing.user == nil {
                 state.replacedRecords += 1
                 record = nil
-            } else if existing.isListed {
-                if existing.key == key, let handler = state.handlers[key] {
-                    // The same key again (a new signed URL for the oid, another header or policy):
-                    // the user stays on this handler and joins what it is doing, but its answer
-                    // carries the request it is managed with now, under a new identifier, so a
-                    // callback decided for the previous request is dropped and not mistaken for it.
-                    existing.request = request
-                    existing.attachment = state._makeIdentifier()
-                    existing.evictable = policy.participatesInLoadingBuffer
-                    return (existing.attachment, handler)
+            } else {
+                if existing.link.delivery != call.delivery { existing.link = makeLink() }
+                if existing.isListed {
+                    if existing.key == key, let handler = state.handlers[key] {
+                        // The same key again (a new signed URL for the oid, another header or
+                        // policy): the user stays on this handler and joins what it is doing, but
+                        // its answer carries the request it is managed with now, under a new
+                        // identifier, so a callback decided for the previous request is dropped
+                        // and not mistaken for it.
+                        existing.request = request
+                        existing.attachment = state._makeIdentifier()
+                        existing.evictable = policy.participatesInLoadingBuffer
+                        return (existing.attachment, handler, existing.link)
+                    }
+                    work.append(_detach(existing, in: &state))
                 }
-                work.append(_detach(existing, in: &state))
+                // Not listed: its last request ended in a failure or a cancellation, which detached it.
             }
-            // Not listed: its last request ended in a failure or a cancellation, which detached it.
         }
         _sweepIfNeeded(in: &state)  // before the handler lookup: a sweep may drop handlers
         let handler: HandlerRecord
@@ -245,35 +274,39 @@ extension ObjectManager {
             record.attachment = attachment
             record.evictable = evictable
             handler.users.append(record)
-        } else {
-            let created = Attachment(user: user, key: key, request: request, attachment: attachment, evictable: evictable)
-            state.attachments[userID] = created
-            handler.users.append(created)
+            return (attachment, handler, record.link)
         }
-        return (attachment, handler)
+        let created = Attachment(link: makeLink(), key: key, request: request, attachment: attachment, evictable: evictable)
+        state.attachments[call.userID] = created
+        handler.users.append(created)
+        return (attachment, handler, created.link)
     }
 
     /// The memory-hit path: attaches the user to a handler holding the object. Returns the work
-    /// that detaching it from a previous key caused (usually none); the caller delivers the hit itself.
+    /// that detaching it from a previous key caused (usually none), and the hit as a delivery, for
+    /// a caller that cannot deliver it on its own thread.
     func _attachForHit<Decoder: ObjectDecoding>(
-        _ user: some ManagedObjectUser, request: ObjectRequest, key: ObjectKey, policy: LoadPolicy,
-        cached: CachedObject, decoder: Decoder, identifier: String, in state: inout ManagerState
-    ) -> PendingWork {
+        _ call: ManageCall<Decoder>, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
+        cached: CachedObject, identifier: String, in state: inout ManagerState
+    ) -> (work: PendingWork, hit: PendingDelivery) {
         var work = PendingWork()
-        let handler = _attach(user, request: request, key: key, policy: policy,
-                              decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state).handler
+        let (attachment, handler, link) = _attach(
+            call, link: makeLink, key: key, policy: policy,
+            decoder: AnyObjectDecoder(call.decoder, identifier: identifier), work: &work, in: &state)
         if !handler.phase.isBusy, handler.revalidatingFetch == nil {
             handler.phase = .ready(cached.object, .memory)
             handler.freshness = cached.freshness
             handler.objectCost = cached.cost
         }
-        return work
+        let hit = PendingDelivery(user: link, request: call.request, key: key, attachment: attachment,
+                                  event: .ready(cached.object, .memory))
+        return (work, hit)
     }
 
-    /// Detaches `user` from whatever it was managed for (and forgets its record), cancelling
-    /// that load if nobody else wants it.
-    func _detach(_ user: some ManagedObjectUser, in state: inout ManagerState) -> PendingWork {
-        guard let record = state.attachments.removeValue(forKey: ObjectIdentifier(user)) else { return PendingWork() }
+    /// Detaches the user `userID` from whatever it was managed for (and forgets its record),
+    /// cancelling that load if nobody else wants it.
+    func _detach(userID: ObjectIdentifier, in state: inout ManagerState) -> PendingWork {
+        guard let record = state.attachments.removeValue(forKey: userID) else { return PendingWork() }
         return _detach(record, in: &state)
     }
 
@@ -303,15 +336,17 @@ extension ObjectManager {
     }
 
     /// Drops handlers nobody uses and the records of deallocated users, when either table has
-    /// grown past twice its size at the last sweep, or as many records of deallocated users were
+    /// grown past twice its size at the last sweep, counting the records of deallocated users
     /// replaced since (amortized constant time per new handler or record). Checked whenever a
     /// user is attached anew: users released without `unmanage` (as views are) would otherwise
     /// pile up in one handler's list and in the side table while the handler table stays small.
     /// The low floor (64) bounds how many objects of silently deallocated users a handler can keep
     /// alive beyond the memory cache's limits.
     func _sweepIfNeeded(in state: inout ManagerState) {
-        guard state.handlers.count >= state.sweepThreshold || state.attachments.count >= state.sweepThreshold
-                || state.replacedRecords >= state.sweepThreshold else { return }
+        // Records in handlers' lists are at most those in the side table plus those replaced in
+        // it: bounding the sum bounds the lists, however the allocator reuses addresses.
+        guard state.handlers.count >= state.sweepThreshold
+                || state.attachments.count + state.replacedRecords >= state.sweepThreshold else { return }
         state.replacedRecords = 0
         state.handlers = state.handlers.filter { _, handler in
             handler.phase.isBusy || handler.heldByPrefetch || handler.hasLiveUsers
@@ -324,19 +359,22 @@ extension ObjectManager {
     // MARK: - Delivering
 
     /// Makes the callbacks and disk work collected under the lock. Deliveries to `synchronousUser`
-    /// happen on this thread whatever its `callbackDelivery` (used inside `manage`, so a hit arrives
-    /// before it returns); every other user is called as its `callbackDelivery` says.
+    /// happen on this thread (used inside `manage`, so a hit arrives before it returns) when its
+    /// delivery allows: always for `.immediate`, on the main queue for `.mainQueue`. Every other
+    /// delivery is made as its user's delivery says, after a check that it is still current.
     func perform(_ work: PendingWork, synchronousUser: ObjectIdentifier? = nil) {
         for dataKey in work.fileCachePurges { fileCache?.removeEntry(forKey: dataKey) }
         if let handler = configuration.eventHandler {
             for event in work.events { handler(event) }
         }
         for delivery in work.deliveries {
-            if let synchronousUser, ObjectIdentifier(delivery.user) == synchronousUser {
+            let link = delivery.user
+            if let synchronousUser, link.userID == synchronousUser,
+               link.delivery == .immediate || MainQueue.isCurrent {
                 // Decided a moment ago on this very thread, inside `manage`: no re-check needed.
-                delivery.user.receive(delivery.event, request: delivery.request)
+                link.deliver(delivery.event, request: delivery.request)
             } else {
-                switch delivery.user.callbackDelivery {
+                switch link.delivery {
                 case .immediate:
                     deliverIfCurrent(delivery)
                 case .mainQueue:
@@ -346,11 +384,12 @@ extension ObjectManager {
         }
     }
 
-    /// Calls the user unless it has been re-managed or unmanaged since the delivery was decided.
+    /// Calls the user unless it has been released, re-managed or unmanaged since the delivery
+    /// was decided.
     private func deliverIfCurrent(_ delivery: PendingDelivery) {
         if delivery.attachment != 0 {
             let current = state.withLock { state in
-                guard state.attachments[ObjectIdentifier(delivery.user)]?.attachment == delivery.attachment
+                guard state.attachments[delivery.user.userID]?.attachment == delivery.attachment
                 else { return false }
                 // Progress decided before a cancellation, failure or success that got here first is stale.
                 guard let fetch = delivery.fetch else { return true }
@@ -359,8 +398,18 @@ extension ObjectManager {
             }
             guard current else { return }
         }
-        delivery.user.receive(delivery.event, request: delivery.request)
+        delivery.user.deliver(delivery.event, request: delivery.request)
     }
+}
+
+/// What `manage` read from a user, on the calling thread: the manager reads nothing else of it.
+struct ManageCall<Decoder: ObjectDecoding>: Sendable {
+    let request: ObjectRequest
+    let decoder: Decoder
+    let userID: ObjectIdentifier
+    let delivery: CallbackDelivery
+    /// Whether the user is an `async` caller (see `inlineFileRead`).
+    let isAwaiting: Bool
 }
 
 /// A file-cache hit read inside `manage`, on the caller's thread; entries over `maximumBytes`

@@ -59,6 +59,9 @@ public final class ObjectManager: Sendable {
     let configuration: Configuration
     let undecodedData: MemoryCache<String, Data>
     let state: Lock<ManagerState>
+    /// The memory-warning observer (iOS, tvOS, visionOS); removed when the manager goes away.
+    /// In a lock only because it is set once `self` exists, at the end of `init`.
+    private let memoryWarningObservation = Lock<NotificationObservation?>(nil)
 
     /// Creates a manager with its own caches.
     public init(configuration: Configuration = Configuration()) {
@@ -99,11 +102,11 @@ public final class ObjectManager: Sendable {
         }
         for task in tasks { task.cancel() }
         for delivery in deliveries {
-            switch delivery.user.callbackDelivery {
+            switch delivery.user.delivery {
             case .immediate:
-                delivery.user.receive(delivery.event, request: delivery.request)
+                delivery.user.deliver(delivery.event, request: delivery.request)
             case .mainQueue:
-                DispatchQueue.main.async { delivery.user.receive(delivery.event, request: delivery.request) }
+                DispatchQueue.main.async { delivery.user.deliver(delivery.event, request: delivery.request) }
             }
         }
     }
@@ -217,13 +220,14 @@ public final class ObjectManager: Sendable {
         perform(work)
     }
 
+    /// Calls `handleMemoryPressure()` on every memory warning, on platforms that send them, until
+    /// the manager goes away.
     private func observeMemoryWarnings() {
         #if canImport(UIKit) && !os(watchOS)
-        NotificationCenter.default.addObserver(
-            forName: Notification.Name("UIApplicationDidReceiveMemoryWarningNotification"), object: nil, queue: nil
-        ) { [weak self] _ in
-            self?.handleMemoryPressure()
+        let observation = NotificationObservation(Notification.Name("UIApplicationDidReceiveMemoryWarningNotification")) {
+            [weak self] in self?.handleMemoryPressure()
         }
+        memoryWarningObservation.withLock { $0 = observation }
         #endif
     }
 }

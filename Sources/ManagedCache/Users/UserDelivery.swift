@@ -8,8 +8,11 @@ enum UserEvent: Sendable {
 }
 
 /// A callback collected under the manager's lock and made after it is released.
+///
+/// It holds the user's link, which holds the user weakly: a delivery waiting on a busy main queue
+/// keeps no user alive, and a user released meanwhile is not called.
 struct PendingDelivery: Sendable {
-    let user: any ManagedObjectUser
+    let user: any UserLink
     let request: ObjectRequest
     let key: ObjectKey
     /// The attachment the callback is for; a user re-managed since then no longer matches.
