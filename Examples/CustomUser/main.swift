@@ -1,5 +1,7 @@
-// The smallest `ManagedObjectUser` that is not an image: a label that shows how many words a
-// text file has. The manager downloads the text once and shares the decoded count.
+// Users that are not images, in the three shapes the README's recipes describe: a thread-safe
+// user (a label whose mutable text sits in a `Mutex`), a main-actor user (a view model with plain
+// mutable properties, as a view controller or a cell would have), and an `async` caller with no
+// user at all. The manager downloads the poem once and shares the decoded word count.
 //
 //     swift run CustomUser
 import Foundation
@@ -14,7 +16,8 @@ struct WordCounter: ObjectDecoding {
     }
 }
 
-/// The user: any class will do. It must be `Sendable`: its one mutable field sits in a `Mutex`.
+// 1. A thread-safe user: called on whichever thread finished the work, so it must be `Sendable`;
+//    its one mutable field sits in a `Mutex`.
 final class WordCountLabel: ManagedObjectUser {
     let objectRequest: ObjectRequest?
     let objectDecoder = WordCounter()
@@ -31,17 +34,63 @@ final class WordCountLabel: ManagedObjectUser {
     }
 }
 
+// 2. A main-actor user: a `@MainActor final class` with plain mutable properties, no lock and no
+//    `@unchecked Sendable`. The manager reads its request on the main actor and calls it there; a
+//    memory hit arrives before `manage` returns. A `UIViewController`, a `UITableViewCell` or an
+//    `ObservableObject` view model conforms the same way.
+@MainActor final class WordCountViewModel: MainActorObjectUser {
+    var objectRequest: ObjectRequest?
+    let objectDecoder = WordCounter()
+    private(set) var text = "…"
+    private(set) var isLoading = false
+
+    func show(_ url: URL, with manager: ObjectManager) {
+        objectRequest = ObjectRequest(url: url)
+        isLoading = true
+        manager.manage(self)
+    }
+
+    func managedObjectReady(_ count: Int, origin: DataOrigin, request: ObjectRequest) {
+        text = "\(count) words (\(origin))"
+        isLoading = false
+    }
+
+    func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
+        text = "unavailable: \(error)"
+        isLoading = false
+    }
+}
+
 let server = try LoopbackServer()
 server.setRoute("/poem.txt", .ok(Data("the quick brown fox jumps over the lazy dog".utf8)))
+server.setRoute("/haiku.txt", .ok(Data("an old silent pond a frog jumps into the pond splash silence again".utf8)))
 server.setRoute("/missing.txt", .status(404))
-
 let manager = ObjectManager()
+
+/// Waits (bounded, letting the main actor run the callbacks) until `done` holds.
+@MainActor func wait(until done: () -> Bool) async {
+    let deadline = Date().addingTimeInterval(10)
+    while !done(), Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+}
+
+print("thread-safe users:")
 let labels = [WordCountLabel(url: server.url("/poem.txt")), WordCountLabel(url: server.url("/poem.txt")),
               WordCountLabel(url: server.url("/missing.txt"))]
 for label in labels { manager.manage(label) }
+await wait { !labels.contains { $0.text.withLock { $0 } == "…" } }
+for label in labels { print("  " + label.text.withLock { $0 }) }
 
-// Wait (bounded) until every label has its text.
-let deadline = Date().addingTimeInterval(10)
-while labels.contains(where: { $0.text.withLock { $0 } == "…" }), Date() < deadline { usleep(10_000) }
-for label in labels { print(label.text.withLock { $0 }) }
-print("HTTP requests for the poem: \(server.requestCount(for: "/poem.txt"))")
+print("main-actor users:")
+let poemModel = WordCountViewModel()
+poemModel.show(server.url("/poem.txt"), with: manager)  // in memory: shown before `show` returns
+print("  poem, as `manage` returned: \(poemModel.text)")
+let haikuModel = WordCountViewModel()
+haikuModel.show(server.url("/haiku.txt"), with: manager)
+print("  haiku, as `manage` returned: \(haikuModel.text)")
+await wait { !haikuModel.isLoading }
+print("  haiku, once loaded: \(haikuModel.text)")
+
+print("an async caller:")
+let count = try await manager.object(for: ObjectRequest(url: server.url("/haiku.txt")), decoder: WordCounter())
+print("  haiku: \(count) words")
+print("HTTP requests: poem \(server.requestCount(for: "/poem.txt")), haiku \(server.requestCount(for: "/haiku.txt"))")

@@ -9,7 +9,10 @@ import Foundation
 /// first; it never receives the old object afterwards.
 ///
 /// Callbacks arrive on the thread `callbackDelivery` names. A memory-cache hit is delivered
-/// synchronously, on the caller's thread, before `manage` returns.
+/// synchronously, on the caller's thread, before `manage` returns (for `.mainQueue`, when that
+/// thread is the main one). The user must be `Sendable`: keep mutable state behind a lock. A
+/// `@MainActor` type (a view controller, a cell, a view model) conforms to `MainActorObjectUser`
+/// instead.
 ///
 /// ```swift
 /// final class Greeting: ManagedObjectUser {
@@ -48,8 +51,9 @@ public enum CallbackDelivery: Sendable, Hashable {
     /// On whichever thread finished the work, as soon as it is done. For thread-safe users,
     /// `async` code and command-line programs.
     case immediate
-    /// On the main queue (`DispatchQueue.main`), for UI users. The manager checks again on the
-    /// main queue that the user still wants this request before calling it.
+    /// On the main queue (`DispatchQueue.main`), for UI users, whichever thread called `manage`.
+    /// The manager checks again on the main queue that the user still wants this request (and is
+    /// still alive) before calling it.
     case mainQueue
 }
 

@@ -114,6 +114,34 @@ struct RemanageCase: Sendable, CustomTestStringConvertible {
         #expect(server.requestCount(for: "/photo") == 1)
     }
 
+    @MainActor @Test(arguments: RemanageCase.all)
+    func mainActorUserIsAnsweredOnceForItsCurrentRequest(_ testCase: RemanageCase) async throws {
+        let server = try LoopbackServer()
+        let gate = GatedRoute(server, path: "/photo", response: .ok(body))
+        defer { gate.open() }
+        let manager = makeNetworkManager()
+        let first = RequestChange.first(server)
+        let second = testCase.change.second(server)
+        let controller = ArticleViewController(first)
+
+        manager.manage(controller)
+        #expect(await waitOnMainActor { gate.arrivals == 1 })
+        if testCase.firstLoadFinished {
+            gate.open()
+            #expect(await waitOnMainActor { controller.shown.count == 1 })
+        }
+        controller.objectRequest = second
+        manager.manage(controller)
+        gate.open()
+
+        #expect(await waitOnMainActor { controller.requests.last == second })
+        await settle(manager)
+        #expect(controller.requests == (testCase.firstLoadFinished ? [first, second] : [second]))
+        #expect(controller.shown.allSatisfy { $0.bytes == body })
+        #expect(controller.errors.isEmpty && controller.offMainCallbacks == 0)
+        #expect(server.requestCount(for: "/photo") == 1)
+    }
+
     @Test(arguments: RemanageCase.all)
     func asyncCallersOfBothRequestsGetTheObject(_ testCase: RemanageCase) async throws {
         let server = try LoopbackServer()

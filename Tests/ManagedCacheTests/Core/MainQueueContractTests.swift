@@ -1,0 +1,77 @@
+import Foundation
+import ManagedCache
+import Testing
+import TestSupport
+
+/// Issue 12.3: every callback promised on the main queue runs there, whichever thread called
+/// `manage`: a background thread, the main actor, or a task.
+@Suite struct MainQueueContractTests {
+    enum Caller: String, CaseIterable, Sendable { case backgroundThread, mainActor, detachedTask }
+
+    /// Calls `body` from `caller`, and returns once it has returned.
+    private func call(from caller: Caller, _ body: @escaping @Sendable () -> Void) async {
+        switch caller {
+        case .backgroundThread:
+            onManagingThread(body)
+        case .mainActor:
+            await MainActor.run { body() }
+        case .detachedTask:
+            await Task.detached { body() }.value
+        }
+    }
+
+    /// A manager whose memory cache holds "hit", and a loader that answers "miss" and fails "bad".
+    private func makeManager() async throws -> ObjectManager {
+        let loader = ScriptedDataLoader()
+        loader.script("hit", .body(Data("hit".utf8)))
+        loader.script("miss", .body(Data("miss".utf8)))
+        loader.script("bad", .failure(.httpStatus(code: 404)))
+        let manager = makeScriptedManager(loader: loader)
+        _ = try await manager.object(for: request("hit"), decoder: BlobDecoder())
+        return manager
+    }
+
+    @Test(arguments: Caller.allCases)
+    func aMainQueueUserIsCalledOnTheMainQueueOnly(from caller: Caller) async throws {
+        let manager = try await makeManager()
+        let users = ["hit", "miss", "bad"].map { RecordingUser(request($0), decoder: BlobDecoder(), delivery: .mainQueue) }
+        let invalid = RecordingUser(ObjectRequest(url: URL(string: "gopher://host/x")!), decoder: BlobDecoder(), delivery: .mainQueue)
+        let hitBeforeReturn = Counter()
+        await call(from: caller) {
+            for user in users + [invalid] { manager.manage(user) }
+            if users[0].objects.count == 1 { hitBeforeReturn.increment() }
+        }
+        #expect(await waitUntil { users.allSatisfy { $0.finalCallbackCount == 1 } && invalid.finalCallbackCount == 1 })
+        for user in users + [invalid] {
+            #expect(user.callbacksOnMainQueue.allSatisfy { $0 }, "\(user.objectRequest!.url)")
+        }
+        #expect(users[0].origins == [.memory])
+        #expect(users[1].objects.first?.text == "miss")
+        #expect(users[2].errors == [.httpStatus(code: 404)])
+        // On the main actor the hit is there before `manage` returns (elsewhere it goes to the
+        // main queue, which may or may not have run it by then).
+        if caller == .mainActor { #expect(hitBeforeReturn.count == 1) }
+    }
+
+    @Test(arguments: Caller.allCases)
+    func mainActorClosuresOfAnObjectUserRunOnTheMainActor(from caller: Caller) async throws {
+        let manager = try await makeManager()
+        let calls = Counter(), callsOnMain = Counter()
+        let note: @MainActor @Sendable () -> Void = {
+            calls.increment()
+            if MainQueueMarker.isOnMainQueue { callsOnMain.increment() }
+        }
+        let users = ["hit", "miss", "bad"].map { path in
+            ObjectUser.onMainActor(
+                request: request(path), decoder: BlobDecoder(),
+                onReady: { _, _ in note() }, onFailure: { _ in note() })
+        }
+        await call(from: caller) {
+            for user in users { manager.manage(user) }
+        }
+        #expect(await waitUntil { calls.count == 3 })
+        #expect(callsOnMain.count == 3)
+        #expect(users[0].object?.text == "hit")
+        #expect(users[1].object?.text == "miss")
+    }
+}
