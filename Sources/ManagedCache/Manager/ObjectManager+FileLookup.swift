@@ -43,8 +43,18 @@ extension ObjectManager {
                 continue
             }
             state.withLock { $0.statistics.fileCacheHits += 1 }
-            if case .success(let object) = outcome, !source.isVariant { storeVariantIfNeeded(job, object: object) }
             completeDecode(job, outcome: outcome, synchronousUser: synchronousUser)
+            // Delivered; now store the variant made from the original, never on the caller's
+            // thread (which may be the main one): on the loading executor.
+            if case .success(let object) = outcome, !source.isVariant, decoder.storesVariant {
+                if synchronously {
+                    Task(executorPreference: LoadingExecutor.shared) { [weak self] in
+                        self?.storeVariantIfNeeded(job, object: object)
+                    }
+                } else {
+                    storeVariantIfNeeded(job, object: object)
+                }
+            }
             return
         }
         let work = state.withLock { state -> PendingWork in

@@ -50,8 +50,9 @@ extension ObjectManager {
             guard let jobs = self?.completeFetch(dataKey: dataKey, fetch: identifier, result: result) else { return }
             for job in jobs {
                 let outcome = job.decoder.decode(job.data)
-                if case .success(let object) = outcome { self?.storeVariantIfNeeded(job, object: object) }
+                // Deliver first (the users are waiting), then store the variant, on this task.
                 self?.completeDecode(job, outcome: outcome)
+                if case .success(let object) = outcome { self?.storeVariantIfNeeded(job, object: object) }
             }
         }
         state.fetches[dataKey] = fetch
