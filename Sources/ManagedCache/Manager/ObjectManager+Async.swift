@@ -46,17 +46,18 @@ extension ObjectManager {
     }
 
     /// Loads the object for `request` as a stream of progress events ending with the object.
-    /// The stream throws the load's error; ending iteration early cancels the load if nobody else wants it.
+    /// The stream throws the load's `ManagedCacheError` (typed); ending iteration early cancels
+    /// the load if nobody else wants it.
     public func loadEvents<Decoder: ObjectDecoding>(
         for request: ObjectRequest, decoder: Decoder
-    ) -> AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error> {
+    ) -> LoadEventStream<Decoder.Object> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: LoadEvent<Decoder.Object>.self)
         let user = StreamingUser(request: Self.asyncRequest(request), decoder: decoder, continuation: continuation)
         continuation.onTermination = { [weak self] _ in
             self?.unmanage(user)
         }
         manage(user)
-        return stream
+        return LoadEventStream(stream)
     }
 
     /// An `async` request stays out of the loading buffer and is cancelled when abandoned, unless
