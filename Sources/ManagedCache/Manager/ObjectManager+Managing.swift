@@ -45,7 +45,7 @@ extension ObjectManager {
         var staleHit: CachedObject?
         if policy.cacheInMemory, let cached = memoryCache.value(forKey: key) {
             if cached.isFresh(policy: policy.freshness) {
-                var (work, hit) = state.withLock { state in
+                var (work, attachment, link) = state.withLock { state in
                     state.statistics.requests += 1
                     state.statistics.memoryHits += 1
                     return _attachForHit(call, link: makeLink, key: key, policy: policy, cached: cached,
@@ -56,7 +56,8 @@ extension ObjectManager {
                     if !work.isEmpty { perform(work) }
                     deliverHit(.ready(cached.object, .memory), request)
                 } else {
-                    work.deliveries.append(hit)
+                    work.deliveries.append(PendingDelivery(
+                        user: link, request: request, key: key, attachment: attachment, event: .ready(cached.object, .memory)))
                     perform(work)
                 }
                 return
@@ -283,12 +284,12 @@ extension ObjectManager {
     }
 
     /// The memory-hit path: attaches the user to a handler holding the object. Returns the work
-    /// that detaching it from a previous key caused (usually none), and the hit as a delivery, for
-    /// a caller that cannot deliver it on its own thread.
+    /// that detaching it from a previous key caused (usually none), and the attachment and link,
+    /// for a caller that cannot deliver the hit on its own thread.
     func _attachForHit<Decoder: ObjectDecoding>(
         _ call: ManageCall<Decoder>, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
         cached: CachedObject, identifier: String, in state: inout ManagerState
-    ) -> (work: PendingWork, hit: PendingDelivery) {
+    ) -> (work: PendingWork, attachment: UInt64, link: any UserLink) {
         var work = PendingWork()
         let (attachment, handler, link) = _attach(
             call, link: makeLink, key: key, policy: policy,
@@ -298,9 +299,7 @@ extension ObjectManager {
             handler.freshness = cached.freshness
             handler.objectCost = cached.cost
         }
-        let hit = PendingDelivery(user: link, request: call.request, key: key, attachment: attachment,
-                                  event: .ready(cached.object, .memory))
-        return (work, hit)
+        return (work, attachment, link)
     }
 
     /// Detaches the user `userID` from whatever it was managed for (and forgets its record),
