@@ -32,6 +32,9 @@ final class Attachment {
         self.evictable = evictable
     }
 
+    /// Whether its user is alive.
+    var isAlive: Bool { link.isAlive }
+
     /// The link, while its user is alive.
     var user: (any UserLink)? { link.isAlive ? link : nil }
 }

@@ -92,13 +92,13 @@ final class HandlerRecord {
     }
 
     /// Whether any user is still alive.
-    var hasLiveUsers: Bool { users.contains { $0.user != nil } }
+    var hasLiveUsers: Bool { users.contains { $0.isAlive } }
 
     /// Whether a live user keeps the load out of the loading buffer's reach.
-    var hasLiveUnevictableUsers: Bool { users.contains { $0.user != nil && !$0.evictable } }
+    var hasLiveUnevictableUsers: Bool { users.contains { $0.isAlive && !$0.evictable } }
 
     /// Drops the slots of deallocated users.
-    func compactUsers() { users.removeAll { $0.user == nil } }
+    func compactUsers() { users.removeAll { !$0.isAlive } }
 }
 
 /// One download per data key, shared by every handler (decoder) of that key and by prefetches.

@@ -27,7 +27,7 @@ extension ObjectManager {
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    if user.install(continuation) { manage(user) }
+                    if user.install(continuation) { manage(user, isAwaiting: true) }
                 }
             } onCancel: {
                 user.finish(.failure(.cancelled(.caller)))
@@ -56,7 +56,7 @@ extension ObjectManager {
         continuation.onTermination = { [weak self] _ in
             self?.unmanage(user)
         }
-        manage(user)
+        manage(user, isAwaiting: true)
         return LoadEventStream(stream)
     }
 
@@ -70,12 +70,10 @@ extension ObjectManager {
     }
 }
 
-/// The users behind `async` calls: their code waits on the cooperative pool, never on the main
-/// thread, so a small file-cache hit is read where they wait (see `inlineFileRead`).
-protocol AwaitingCaller: AnyObject {}
-
 /// The user behind one `await manager.object(...)` call: resumes its continuation exactly once.
-private final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser, AwaitingCaller {
+/// Managed as an awaiting caller: its code waits on the cooperative pool, never on the main
+/// thread, so a small file-cache hit is read where it waits (see `inlineFileRead`).
+private final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     private enum Slot {
         case waiting
         case installed(CheckedContinuation<Decoder.Object, any Error>)
@@ -126,8 +124,8 @@ private final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser, Aw
     }
 }
 
-/// The user behind one `loadEvents` stream.
-private final class StreamingUser<Decoder: ObjectDecoding>: ManagedObjectUser, AwaitingCaller {
+/// The user behind one `loadEvents` stream (managed as an awaiting caller, like `AwaitingUser`).
+private final class StreamingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     let objectRequest: ObjectRequest?
     let objectDecoder: Decoder
     private let continuation: AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error>.Continuation

@@ -14,9 +14,8 @@ extension ObjectManager {
             unmanage(user)
             return
         }
-        let call = ManageCall(request: request, decoder: user.objectDecoder, userID: ObjectIdentifier(user),
-                              delivery: .mainQueue, isAwaiting: false)
-        manage(call, link: { MainActorUserLink(user) }, deliverHit: { event, request in
+        let call = ManageCall(request: request, userID: ObjectIdentifier(user), delivery: .mainQueue, isAwaiting: false)
+        manage(call, decoder: user.objectDecoder, link: { MainActorUserLink(user) }, deliverHit: { event, request in
             user.receive(event, request: request)
         })
     }

@@ -18,14 +18,18 @@ extension ObjectManager {
     /// - The user's properties (`objectRequest`, `objectDecoder`, `callbackDelivery`) are read
     ///   here, on the calling thread, and never again until the next `manage`.
     public func manage<User: ManagedObjectUser>(_ user: User) {
+        manage(user, isAwaiting: false)
+    }
+
+    /// `manage`, for a user behind an `async` call when `isAwaiting` (see `inlineFileRead`).
+    func manage<User: ManagedObjectUser>(_ user: User, isAwaiting: Bool) {
         guard let request = user.objectRequest else {
             unmanage(user)
             return
         }
         let delivery = user.callbackDelivery
-        let call = ManageCall(request: request, decoder: user.objectDecoder, userID: ObjectIdentifier(user),
-                              delivery: delivery, isAwaiting: user is any AwaitingCaller)
-        manage(call, link: { ThreadSafeUserLink(user, delivery: delivery) }, deliverHit: { event, request in
+        let call = ManageCall(request: request, userID: ObjectIdentifier(user), delivery: delivery, isAwaiting: isAwaiting)
+        manage(call, decoder: user.objectDecoder, link: { ThreadSafeUserLink(user, delivery: delivery) }, deliverHit: { event, request in
             user.receive(event, request: request)
         })
     }
@@ -34,10 +38,10 @@ extension ObjectManager {
     /// needs a new one; `deliverHit` calls the user with a memory hit on this thread, when its
     /// delivery allows that here.
     func manage<Decoder: ObjectDecoding>(
-        _ call: ManageCall<Decoder>, link makeLink: @Sendable () -> any UserLink, deliverHit: (UserEvent, ObjectRequest) -> Void
+        _ call: ManageCall, decoder: Decoder, link makeLink: @Sendable () -> any UserLink,
+        deliverHit: (UserEvent, ObjectRequest) -> Void
     ) {
         let request = call.request
-        let decoder = call.decoder
         let identifier = decoder.identifier
         let key = request.objectKey(variant: identifier)
         let policy = configuration.policy.applying(request.policy)
@@ -49,7 +53,7 @@ extension ObjectManager {
                     state.statistics.requests += 1
                     state.statistics.memoryHits += 1
                     return _attachForHit(call, link: makeLink, key: key, policy: policy, cached: cached,
-                                         identifier: identifier, in: &state)
+                                         decoder: decoder, identifier: identifier, in: &state)
                 }
                 // `.mainQueue` callbacks run on the main queue, whoever calls: synchronously only there.
                 if call.delivery == .immediate || MainQueue.isCurrent {
@@ -226,8 +230,8 @@ extension ObjectManager {
     /// Attaches the user of `call` to the handler of `key` (creating it), detaching it from any
     /// other key. Returns the new attachment's identifier, the handler and the user's link.
     @discardableResult
-    func _attach<Decoder: ObjectDecoding>(
-        _ call: ManageCall<Decoder>, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
+    func _attach(
+        _ call: ManageCall, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
         decoder: @autoclosure () -> AnyObjectDecoder, work: inout PendingWork, in state: inout ManagerState
     ) -> (attachment: UInt64, handler: HandlerRecord, link: any UserLink) {
         let request = call.request
@@ -237,7 +241,7 @@ extension ObjectManager {
         // list on every such `manage`).
         var record = state.attachments[call.userID]
         if let existing = record {
-            if existing.user == nil {
+            if !existing.isAlive {
                 state.replacedRecords += 1
                 record = nil
             } else {
@@ -287,13 +291,13 @@ extension ObjectManager {
     /// that detaching it from a previous key caused (usually none), and the attachment and link,
     /// for a caller that cannot deliver the hit on its own thread.
     func _attachForHit<Decoder: ObjectDecoding>(
-        _ call: ManageCall<Decoder>, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
-        cached: CachedObject, identifier: String, in state: inout ManagerState
+        _ call: ManageCall, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
+        cached: CachedObject, decoder: Decoder, identifier: String, in state: inout ManagerState
     ) -> (work: PendingWork, attachment: UInt64, link: any UserLink) {
         var work = PendingWork()
         let (attachment, handler, link) = _attach(
             call, link: makeLink, key: key, policy: policy,
-            decoder: AnyObjectDecoder(call.decoder, identifier: identifier), work: &work, in: &state)
+            decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state)
         if !handler.phase.isBusy, handler.revalidatingFetch == nil {
             handler.phase = .ready(cached.object, .memory)
             handler.freshness = cached.freshness
@@ -315,7 +319,7 @@ extension ObjectManager {
         let key = record.key
         defer { record.isListed = false }
         guard let handler = state.handlers[key] else { return PendingWork() }
-        handler.users.removeAll { $0 === record || $0.user == nil }
+        handler.users.removeAll { $0 === record || !$0.isAlive }
         if handler.users.isEmpty, !handler.phase.isBusy, !handler.heldByPrefetch, handler.revalidatingFetch == nil {
             // Nobody uses it and nothing is under way: drop it. Only users keep a handler's object
             // alive; the memory cache keeps its own reference within its limits.
@@ -351,7 +355,7 @@ extension ObjectManager {
             handler.phase.isBusy || handler.heldByPrefetch || handler.hasLiveUsers
         }
         for key in Array(state.handlers.keys) { state.handlers[key]?.compactUsers() }
-        state.attachments = state.attachments.filter { $0.value.user != nil }
+        state.attachments = state.attachments.filter { $0.value.isAlive }
         state.sweepThreshold = max(64, 2 * max(state.handlers.count, state.attachments.count))
     }
 
@@ -401,10 +405,10 @@ extension ObjectManager {
     }
 }
 
-/// What `manage` read from a user, on the calling thread: the manager reads nothing else of it.
-struct ManageCall<Decoder: ObjectDecoding>: Sendable {
+/// What `manage` read from a user, on the calling thread (with its decoder, passed beside it):
+/// the manager reads nothing else of it.
+struct ManageCall: Sendable {
     let request: ObjectRequest
-    let decoder: Decoder
     let userID: ObjectIdentifier
     let delivery: CallbackDelivery
     /// Whether the user is an `async` caller (see `inlineFileRead`).
