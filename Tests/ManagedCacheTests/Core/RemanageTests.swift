@@ -162,6 +162,43 @@ struct RemanageCase: Sendable, CustomTestStringConvertible {
         #expect(server.requestCount(for: "/photo") == 1)
     }
 
+    /// The concurrent case: users re-managed from many tasks with a new signed URL of the
+    /// same oid while loads run (a route answering after a short, varying delay). Every user ends
+    /// ready with its oid's bytes; none is left loading.
+    @Test func usersReManagedConcurrentlyAreAllAnswered() async throws {
+        let server = try LoopbackServer()
+        server.setFallback { request in
+            guard request.path.hasPrefix("/obj/") else { return nil }
+            usleep(UInt32.random(in: 0...20_000))
+            return .ok(fixtureBody(request.path, count: 2_000))
+        }
+        let manager = makeNetworkManager { $0.loadingBufferSize = 2_000 }
+        let oids = 50, userCount = 1_000
+        let users = (0..<userCount).map { _ in ObjectUser(decoder: DataDecoder()) }
+        func signed(_ index: Int, _ signature: Int) -> ObjectRequest {
+            ObjectRequest(url: server.url("/obj/\(index % oids)?sig=\(signature)"), oid: "obj-\(index % oids)")
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for (index, user) in users.enumerated() {
+                group.addTask {
+                    user.request = signed(index, 1)
+                    manager.manage(user)
+                    await Task.yield()
+                    user.request = signed(index, 2)
+                    manager.manage(user)
+                }
+            }
+        }
+        let settled = await waitUntil {
+            users.allSatisfy { if case .loading = $0.phase { false } else { true } }
+        }
+        let stuck = users.filter { if case .loading = $0.phase { true } else { false } }.count
+        #expect(settled, "\(stuck) of \(userCount) users still loading")
+        for (index, user) in users.enumerated() {
+            #expect(user.object == fixtureBody("/obj/\(index % oids)", count: 2_000), "user \(index): \(user.phase)")
+        }
+    }
+
     /// Waits until the manager has no load running and the main queue has run what was queued
     /// before now, so a duplicate callback would have arrived.
     private func settle(_ manager: ObjectManager) async {
