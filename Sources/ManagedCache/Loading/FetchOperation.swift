@@ -66,6 +66,8 @@ struct FetchOperation: Sendable {
     }
 
     func run() async -> Result<FetchedData, ManagedCacheError> {
+        LoadAccounting.fetches.add(1, ordering: .relaxed)
+        defer { LoadAccounting.fetches.subtract(1, ordering: .relaxed) }
         if let data = undecoded.value(forKey: dataKey) {
             return .success(FetchedData(memory: data, entry: nil, byteCount: data.count, origin: .undecodedData,
                                         contentType: nil, freshness: nil))
@@ -183,6 +185,11 @@ struct FetchOperation: Sendable {
             inMemoryThreshold: writer == nil ? Int.max : inMemoryThreshold,
             acceptsNotModified: conditional, resuming: resuming, freshWriter: makeWriter, callbacks: callbacks)
         let loadRequest = DataLoadRequest(url: request.url, headers: headers, timeout: policy.timeout)
+        if Task.isCancelled {
+            // Cancelled while preparing (reading back kept bytes takes a while): send nothing.
+            receiver.suspendOrAbortWriter(resumable: policy.resumesDownloads)
+            throw ManagedCacheError.cancelled(.caller)
+        }
         callbacks.requestSent(conditional)
         let response: DataLoadResponse
         // The transfer runs in a task of its own, so the idle watchdog can stop it without

@@ -49,6 +49,7 @@ final class FetchReceiver: DataLoadReceiver {
         if let resuming {
             initial.memory = nil  // the first bytes are on disk only
             initial.received = resuming.byteCount
+            initial.validator = resuming.validator  // interrupted before the response: keep them as they were
         }
         self.state = Lock(initial)
         self.maximumBodySize = maximumBodySize
@@ -58,6 +59,11 @@ final class FetchReceiver: DataLoadReceiver {
         self.freshWriter = freshWriter
         self.callbacks = callbacks
         self.dataKey = dataKey
+        LoadAccounting.receivers.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        LoadAccounting.receivers.subtract(1, ordering: .relaxed)
     }
 
     func didReceive(response: DataLoadResponse) throws {

@@ -43,6 +43,11 @@ final class SessionTransfer: Sendable {
 
     init(receiver: any DataLoadReceiver) {
         self.receiver = receiver
+        LoadAccounting.transfers.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        LoadAccounting.transfers.subtract(1, ordering: .relaxed)
     }
 
     /// The loader waits for the end of the transfer; resumes `continuation` at once if it has ended.

@@ -32,6 +32,9 @@ public final class URLSessionDataLoader: DataLoading {
         session.invalidateAndCancel()
     }
 
+    /// Transfers registered and not yet over (for the reliability tests).
+    var transfersInFlight: Int { delegate.transferCount }
+
     public func canLoad(_ url: URL) -> Bool {
         guard let scheme = url.scheme?.lowercased() else { return false }
         return (scheme == "http" || scheme == "https") && url.host?.isEmpty == false
@@ -74,6 +77,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         transfers.withLock { $0[task.taskIdentifier] = transfer }
         return transfer
     }
+
+    /// Transfers registered and not yet over.
+    var transferCount: Int { transfers.withLock { $0.count } }
 
     private func transfer(of task: URLSessionTask) -> SessionTransfer? {
         transfers.withLock { $0[task.taskIdentifier] }

@@ -34,11 +34,13 @@ final class StoreWriter: FileCacheWriter {
         self.id = id
         self.temporaryPath = temporaryPath
         progress = Lock(Progress(descriptor: descriptor, checksum: initialChecksum, size: initialSize))
+        LoadAccounting.writers.add(1, ordering: .relaxed)
     }
 
     deinit {
         // An abandoned writer leaves nothing behind.
         abort()
+        LoadAccounting.writers.subtract(1, ordering: .relaxed)
     }
 
     func write(_ chunk: Data) throws {
