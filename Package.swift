@@ -37,6 +37,13 @@ let package = Package(
             dependencies: ["ManagedCache", "LoopbackServer"],
             path: "Benchmarks/Sources"
         ),
+        // The soak (issue 19): `swift run -c release ManagedCacheSoak [--seconds 60]`. An app-like
+        // mix under a 256-descriptor limit; fails on a leak or a wrong object. Not a unit test.
+        .executableTarget(
+            name: "ManagedCacheSoak",
+            dependencies: ["ManagedCache", "LoopbackServer"],
+            path: "Benchmarks/Soak"
+        ),
         .executableTarget(
             name: "JSONFeed",
             dependencies: ["ManagedCache", "LoopbackServer"],

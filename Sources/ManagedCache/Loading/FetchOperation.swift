@@ -179,11 +179,15 @@ struct FetchOperation: Sendable {
                 return nil
             }
         }
-        if useFileCache, writer == nil { writer = makeWriter() }
+        // A fresh download opens its file when a 2xx response head arrives, not before: a request
+        // waiting for a connection, refused, or answered `304` holds no descriptor, so the files
+        // open in `loading/` are bounded by the connections receiving bodies (see README,
+        // "Descriptors"). A resumed download holds its kept bytes from the start.
         let receiver = FetchReceiver(
             dataKey: dataKey, writer: writer, maximumBodySize: policy.maximumBodySize,
-            inMemoryThreshold: writer == nil ? Int.max : inMemoryThreshold,
-            acceptsNotModified: conditional, resuming: resuming, freshWriter: makeWriter, callbacks: callbacks)
+            inMemoryThreshold: inMemoryThreshold, acceptsNotModified: conditional, resuming: resuming,
+            freshWriter: makeWriter, opensWriterOnResponse: useFileCache && writer == nil,
+            callbacks: callbacks)
         let loadRequest = DataLoadRequest(url: request.url, headers: headers, timeout: policy.timeout)
         if Task.isCancelled {
             // Cancelled while preparing (reading back kept bytes takes a while): send nothing.

@@ -35,16 +35,22 @@ final class FetchReceiver: DataLoadReceiver {
     private let acceptsNotModified: Bool
     private let resuming: PartialDownload?
     private let freshWriter: @Sendable () -> (any FileCacheWriter)?
+    /// Whether a 2xx response head opens a writer with `freshWriter` (a fresh download).
+    private let opensWriterOnResponse: Bool
     private let callbacks: FetchCallbacks
     /// The key the download is for, named in the failures it reports.
     private let dataKey: String
 
     /// - Parameters:
     ///   - resuming: the partial download `writer` continues; the request asked for the rest.
-    ///   - freshWriter: makes a writer for a clean restart when the server sends the whole body.
+    ///   - freshWriter: makes a writer for a clean restart when the server sends the whole body,
+    ///     and for a fresh download when `opensWriterOnResponse`.
+    ///   - opensWriterOnResponse: open the writer when a 2xx response head arrives; until then
+    ///     (and if it cannot be opened) the body is kept in memory only.
+    ///   - inMemoryThreshold: bodies past this size are kept on disk only, when there is a writer.
     init(dataKey: String, writer: (any FileCacheWriter)?, maximumBodySize: Int, inMemoryThreshold: Int, acceptsNotModified: Bool,
          resuming: PartialDownload? = nil, freshWriter: @escaping @Sendable () -> (any FileCacheWriter)? = { nil },
-         callbacks: FetchCallbacks) {
+         opensWriterOnResponse: Bool = false, callbacks: FetchCallbacks) {
         var initial = State(writer: writer)
         if let resuming {
             initial.memory = nil  // the first bytes are on disk only
@@ -57,6 +63,7 @@ final class FetchReceiver: DataLoadReceiver {
         self.acceptsNotModified = acceptsNotModified
         self.resuming = resuming
         self.freshWriter = freshWriter
+        self.opensWriterOnResponse = opensWriterOnResponse
         self.callbacks = callbacks
         self.dataKey = dataKey
         LoadAccounting.receivers.add(1, ordering: .relaxed)
@@ -82,6 +89,10 @@ final class FetchReceiver: DataLoadReceiver {
         }
         if let expected = response.expectedContentLength, expected > maximumBodySize {
             throw ManagedCacheError.tooLarge(limit: maximumBodySize)
+        }
+        if opensWriterOnResponse, state.withLock({ $0.writer == nil && $0.received == 0 }) {
+            let writer = freshWriter()  // outside the lock: it opens a file
+            state.withLock { $0.writer = writer }
         }
         let progress = state.withLock { state in
             state.expected = response.expectedContentLength.map { $0 + state.received }

@@ -149,7 +149,9 @@ import TestSupport
         defer { server.stop() }
         for round in 0..<4 {
             let rig = try Rig()
+            let peak = PeakSampler { OpenDescriptors.under(rig.loadingDirectory) ?? 0 }
             let held = Self.mix(rig.manager, server: server, prefix: "/slow/m1-\(round)", keys: 60, calls: 1_600, threads: 1)
+            print("PEAK one-thread round \(round): \(peak.stop())")
             let left = await rig.leftovers()
             #expect(left.isEmpty, "round \(round): \(left.joined(separator: ", "))")
             let problems = await Self.verdict(held)
@@ -163,7 +165,9 @@ import TestSupport
         defer { server.stop() }
         for round in 0..<4 {
             let rig = try Rig(big: big) { $0.policy.finishLoadingWithoutUsers = false }
+            let peak = PeakSampler { OpenDescriptors.under(rig.loadingDirectory) ?? 0 }
             let held = Self.mix(rig.manager, server: server, prefix: "/slow/m4-\(big)-\(round)", keys: 60, calls: 400, threads: 4)
+            print("PEAK four-thread round \(round): \(peak.stop())")
             let left = await rig.leftovers()
             #expect(left.isEmpty, "round \(round): \(left.joined(separator: ", "))")
             let problems = await Self.verdict(held)
@@ -309,5 +313,33 @@ struct SeededRandom: RandomNumberGenerator {
         value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
         value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
         return value ^ (value >> 31)
+    }
+}
+
+/// Samples a value on a thread of its own until stopped; returns the largest value seen.
+final class PeakSampler: Sendable {
+    private let state = Lock<(peak: Int, stopped: Bool)>((0, false))
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ sample: @escaping @Sendable () -> Int) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let value = sample()
+                let stopped = self.state.withLock { current -> Bool in
+                    current.peak = max(current.peak, value)
+                    return current.stopped
+                }
+                if stopped { break }
+                usleep(1_000)
+            }
+            self.done.signal()
+        }
+    }
+
+    /// Stops sampling; returns the peak.
+    func stop() -> Int {
+        state.withLock { $0.stopped = true }
+        done.wait()
+        return state.withLock { $0.peak }
     }
 }
