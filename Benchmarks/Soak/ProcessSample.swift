@@ -19,6 +19,19 @@ struct ProcessSample {
         #endif
     }
 
+    /// Open descriptors naming a file under `directory` (Linux; `nil` elsewhere).
+    static func descriptors(under directory: String) -> Int? {
+        #if os(Linux)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
+        return names.reduce(0) { count, name in
+            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)
+            return target?.hasPrefix(directory) == true && target?.contains("/loading/") == true ? count + 1 : count
+        }
+        #else
+        return nil
+        #endif
+    }
+
     #if os(Linux)
     private static func entries(_ path: String) -> Int? {
         (try? FileManager.default.contentsOfDirectory(atPath: path)).map(\.count)

@@ -139,4 +139,5 @@ final class SoakCounter: Sendable {
     private let value = Atomic<Int>(0)
     var count: Int { value.load(ordering: .relaxed) }
     func increment() { value.add(1, ordering: .relaxed) }
+    func raise(to candidate: Int) { value.max(candidate, ordering: .relaxed) }
 }

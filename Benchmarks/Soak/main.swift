@@ -73,6 +73,8 @@ func wait(seconds: Double, _ condition: () -> Bool) -> Bool {
 }
 
 struct PhaseResult {
+    /// The most descriptors open in the caches' `loading/` at once (sampled every 10 ms).
+    var loadingPeak: Int
     var tally: SoakTally
     var samples: [ProcessSample]
     var held: [SoakUser]
@@ -91,6 +93,7 @@ func runPhase(seconds: Double, options: SoakOptions, server: LoopbackServer, roo
     var held: [SoakUser] = []
     var operations = 0
     var quiet = false
+    let loadingPeak = SoakCounter()
     var events = 0
     do {
         let eventCount = SoakCounter()
@@ -124,6 +127,13 @@ func runPhase(seconds: Double, options: SoakOptions, server: LoopbackServer, roo
                 group.leave()
             }
         }
+        let sampler = Thread {
+            while !stop.isSet {
+                loadingPeak.raise(to: ProcessSample.descriptors(under: root.path) ?? 0)
+                usleep(10_000)
+            }
+        }
+        sampler.start()
         let interval = seconds <= 120 ? 2.0 : 5.0
         let phaseStart = ContinuousClock.now
         samples.append(ProcessSample.now(since: phaseStart))
@@ -144,7 +154,7 @@ func runPhase(seconds: Double, options: SoakOptions, server: LoopbackServer, roo
         _ = wait(seconds: 10) { held.allSatisfy(\.isAnswered) }  // the last main-queue deliveries
         events = eventCount.count
     }
-    return PhaseResult(tally: tally, samples: samples, held: held, operations: operations, quiet: quiet, events: events)
+    return PhaseResult(loadingPeak: loadingPeak.count, tally: tally, samples: samples, held: held, operations: operations, quiet: quiet, events: events)
 }
 
 func runSoak(_ options: SoakOptions) -> Int32 {
@@ -171,6 +181,8 @@ func runSoak(_ options: SoakOptions) -> Int32 {
     let before = ProcessSample.now(since: start)
     let phase = runPhase(seconds: options.seconds, options: options, server: server, root: root, expected: expected, start: start)
     let (tally, samples, held, operations, quiet, events) = (phase.tally, phase.samples, phase.held, phase.operations, phase.quiet, phase.events)
+    // The README's bound, per manager: loading buffer 8 + prefetch concurrency 2 + 6 connections.
+    let loadingBound = 2 * (8 + 2 + 6)
     // The managers are gone: their sessions close their connections, the caches their journals.
     _ = wait(seconds: 10) {
         server.openConnectionCount == 0 && (ProcessSample.now(since: start).descriptors ?? 0) <= (before.descriptors ?? 0)
@@ -188,6 +200,9 @@ func runSoak(_ options: SoakOptions) -> Int32 {
     let threadPeak = samples.compactMap(\.threads).max()
     var failures: [String] = []
     if waiting > 0 { failures.append("\(waiting) live users left waiting") }
+    if phase.loadingPeak > loadingBound {
+        failures.append("\(phase.loadingPeak) descriptors open in loading/ at once, bound \(loadingBound)")
+    }
     if tally[.wrongObject] > 0 { failures.append("\(tally[.wrongObject]) wrong objects") }
     if tally[.wrongFailure] > 0 { failures.append("\(tally[.wrongFailure]) good keys refused") }
     if tally[.toldAfterFailure] > 0 { failures.append("\(tally[.toldAfterFailure]) users told again after a final failure") }
@@ -205,7 +220,7 @@ func runSoak(_ options: SoakOptions) -> Int32 {
         + "\(tally[.ready]) ready, \(tally[.cancelled]) cancelled, \(tally[.refused]) refused (404/503), "
         + "\(tally[.failed]) failed otherwise, \(events) manager events")
     say("  descriptors: start \(before.descriptors.map(String.init) ?? "n/a"), peak \(descriptorPeak.map(String.init) ?? "n/a"), "
-        + "end \(after.descriptors.map(String.init) ?? "n/a")")
+        + "end \(after.descriptors.map(String.init) ?? "n/a"); in loading/ at once: peak \(phase.loadingPeak) (bound \(loadingBound))")
     say("  memory: after warm-up (\(Int(warmUp)) s) \(mebibytes(memoryStart)), peak \(mebibytes(memoryPeak)), end \(mebibytes(memoryEnd))"
         + (memoryStart.flatMap { begin in memoryEnd.map { String(format: " (%+.1f %%)", (Double($0) / Double(begin) - 1) * 100) } } ?? ""))
     say("  threads: start \(before.threads.map(String.init) ?? "n/a"), peak \(threadPeak.map(String.init) ?? "n/a"), "

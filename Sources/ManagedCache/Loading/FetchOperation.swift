@@ -207,6 +207,7 @@ struct FetchOperation: Sendable {
             response = try await withTaskCancellationHandler {
                 try await transfer.value
             } onCancel: {
+                receiver.cancel()  // closes the writer's descriptor now
                 transfer.cancel()
             }
         } catch {
@@ -223,6 +224,11 @@ struct FetchOperation: Sendable {
             receiver.suspendOrAbortWriter(resumable: policy.resumesDownloads && interrupted && !refused)
             if Task.isCancelled { throw ManagedCacheError.cancelled(.caller) }
             throw error
+        }
+        if Task.isCancelled {
+            // Cancelled as the body completed: the writer no longer has its descriptor.
+            receiver.abortWriter()
+            throw ManagedCacheError.cancelled(.caller)
         }
         let result = receiver.finish()
         let receivedAt = Date()

@@ -27,6 +27,8 @@ final class FetchReceiver: DataLoadReceiver {
         var validator: String?
         /// The idle watchdog stopped this download.
         var timedOut = false
+        /// The fetch was cancelled: nothing more is written, the writer's descriptor is closed.
+        var cancelled = false
     }
 
     private let state: Lock<State>
@@ -74,6 +76,7 @@ final class FetchReceiver: DataLoadReceiver {
     }
 
     func didReceive(response: DataLoadResponse) throws {
+        if state.withLock({ $0.cancelled }) { throw CancellationError() }
         if let resuming {
             try checkResumption(of: resuming, response: response)
         }
@@ -92,7 +95,14 @@ final class FetchReceiver: DataLoadReceiver {
         }
         if opensWriterOnResponse, state.withLock({ $0.writer == nil && $0.received == 0 }) {
             let writer = freshWriter()  // outside the lock: it opens a file
-            state.withLock { $0.writer = writer }
+            let late = state.withLock { state -> Bool in
+                if !state.cancelled { state.writer = writer }
+                return state.cancelled
+            }
+            if late {
+                writer?.abort()
+                throw CancellationError()
+            }
         }
         let progress = state.withLock { state in
             state.expected = response.expectedContentLength.map { $0 + state.received }
@@ -132,6 +142,7 @@ final class FetchReceiver: DataLoadReceiver {
     func didReceive(_ chunk: Data) throws {
         if state.withLock({ $0.notModified }) { return }  // a 304 has no body worth keeping
         let progress = try state.withLock { state -> LoadProgress in
+            if state.cancelled { throw CancellationError() }
             state.lastActivity = .now
             state.received += chunk.count
             if state.received > maximumBodySize { throw ManagedCacheError.tooLarge(limit: maximumBodySize) }
@@ -166,6 +177,21 @@ final class FetchReceiver: DataLoadReceiver {
     func secondsSinceLastActivity() -> Double {
         let elapsed = state.withLock { ContinuousClock.now - $0.lastActivity }
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// The fetch was cancelled: stops taking bytes and closes the writer's descriptor now, without
+    /// waiting for the transfer to end; the file stays for `suspendOrAbortWriter` to keep or
+    /// discard. Cheap (one `close`), so it may run in a cancellation handler under a caller's lock.
+    ///
+    /// Why: a cancelled download's transfer ends when the loader has torn its connection down,
+    /// which can take a while under load; until then its descriptor counted against the process's
+    /// limit beyond what is in flight (issue 19).
+    func cancel() {
+        let writer = state.withLock { state -> (any FileCacheWriter)? in
+            state.cancelled = true
+            return state.writer
+        }
+        (writer as? StoreWriter)?.releaseDescriptor()
     }
 
     /// Discards anything written to the file cache.
