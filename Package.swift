@@ -72,10 +72,17 @@ let package = Package(
             dependencies: ["ManagedCache", "CrashPayload"],
             path: "Tests/FileCacheCrashWriter"
         ),
+        // A child process for the descriptor-exhaustion test: loads under a lowered RLIMIT_NOFILE.
+        .executableTarget(
+            name: "DescriptorExhaustionChild",
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "LoopbackServer"],
+            path: "Tests/DescriptorExhaustionChild"
+        ),
         .testTarget(
             name: "ManagedCacheTests",
-            // FileCacheCrashWriter is listed so that it is built before the tests that launch it.
-            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "CrashPayload", "FileCacheCrashWriter"]
+            // The child executables are listed so that they are built before the tests that launch them.
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "CrashPayload", "FileCacheCrashWriter",
+                           "DescriptorExhaustionChild"]
         ),
         .testTarget(
             name: "ManagedCacheUIKitTests",

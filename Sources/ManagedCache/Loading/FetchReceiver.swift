@@ -122,9 +122,10 @@ final class FetchReceiver: DataLoadReceiver {
             guard start == partial.byteCount else { throw PartialDownloadRejected() }
             return
         }
+        let fresh = freshWriter()  // outside the lock: it opens a file and may report a failure
         let stale = state.withLock { state -> (any FileCacheWriter)? in
             defer {
-                state.writer = freshWriter()
+                state.writer = fresh
                 state.memory = Data()
                 state.received = 0
             }
@@ -141,7 +142,9 @@ final class FetchReceiver: DataLoadReceiver {
 
     func didReceive(_ chunk: Data) throws {
         if state.withLock({ $0.notModified }) { return }  // a 304 has no body worth keeping
-        let progress = try state.withLock { state -> LoadProgress in
+        // The manager is called back only after the lock is released: it may be cancelling this
+        // download under its own lock, and `cancel()` takes this one.
+        let (progress, writeFailure) = try state.withLock { state -> (LoadProgress, (any Error)?) in
             if state.cancelled { throw CancellationError() }
             state.lastActivity = .now
             state.received += chunk.count
@@ -150,20 +153,22 @@ final class FetchReceiver: DataLoadReceiver {
                 state.memory!.append(chunk)
                 if state.memory!.count > inMemoryThreshold, state.writer != nil { state.memory = nil }
             }
+            var writeFailure: (any Error)?
             if let writer = state.writer {
                 do {
                     try writer.write(chunk)
                 } catch {
                     writer.abort()
                     state.writer = nil
-                    callbacks.event(.fileCacheFailure(key: dataKey, operation: "write", error: String(describing: error)))
-                    if state.memory == nil {
-                        state.lostData = true
-                        throw FileCacheWriteLost()
-                    }
+                    writeFailure = error
+                    if state.memory == nil { state.lostData = true }
                 }
             }
-            return LoadProgress(receivedBytes: state.received, expectedBytes: state.expected)
+            return (LoadProgress(receivedBytes: state.received, expectedBytes: state.expected), writeFailure)
+        }
+        if let writeFailure {
+            callbacks.event(.fileCacheFailure(key: dataKey, operation: "write", error: String(describing: writeFailure)))
+            if state.withLock({ $0.lostData }) { throw FileCacheWriteLost() }
         }
         callbacks.progress(progress, chunk.count)
     }

@@ -137,7 +137,7 @@ import TestSupport
             }
             _ = task
         }
-        #expect(await waitUntil(timeout: 5) { ended.count == iterations },
+        #expect(await waitUntil { ended.count == iterations },
                 "\(iterations - ended.count) of \(iterations) loads cancelled before they started never ended")
         #expect(await waitUntil { loader.transfersInFlight == 0 })
     }
