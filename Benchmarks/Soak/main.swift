@@ -19,8 +19,11 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+/// `RLIMIT_NOFILE` as `setrlimit` takes it (an enum case in Glibc, an `Int32` in Darwin).
+let descriptorResource = Int32(RLIMIT_NOFILE.rawValue)
 #elseif canImport(Darwin)
 import Darwin
+let descriptorResource = RLIMIT_NOFILE
 #endif
 
 struct SoakOptions {
@@ -53,11 +56,11 @@ func mebibytes(_ bytes: Int?) -> String { bytes.map { String(format: "%.1f MiB",
 /// Lowers the soft and hard descriptor limits to `limit` (0: leave them). Returns the soft limit now.
 func lowerDescriptorLimit(to limit: Int) -> Int {
     var current = rlimit()
-    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &current)
+    getrlimit(descriptorResource, &current)
     if limit > 0 {
         let wanted = rlim_t(limit)
         var lowered = rlimit(rlim_cur: min(current.rlim_cur, wanted), rlim_max: min(current.rlim_max, wanted))
-        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered) == 0 { current = lowered }
+        if setrlimit(descriptorResource, &lowered) == 0 { current = lowered }
     }
     return Int(current.rlim_cur)
 }

@@ -17,8 +17,11 @@ import ManagedCacheLocking
 
 #if canImport(Glibc)
 import Glibc
+/// `RLIMIT_NOFILE` as `setrlimit` takes it (an enum case in Glibc, an `Int32` in Darwin).
+let descriptorResource = Int32(RLIMIT_NOFILE.rawValue)
 #elseif canImport(Darwin)
 import Darwin
+let descriptorResource = RLIMIT_NOFILE
 #endif
 
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
@@ -50,7 +53,7 @@ func run() -> Bool {
         return false
     }
     var limit = rlimit(rlim_cur: 128, rlim_max: 128)
-    guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else {
+    guard setrlimit(descriptorResource, &limit) == 0 else {
         say("limit FAIL setrlimit errno \(errno)")
         return false
     }
