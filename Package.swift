@@ -37,6 +37,13 @@ let package = Package(
             dependencies: ["ManagedCache", "LoopbackServer"],
             path: "Benchmarks/Sources"
         ),
+        // The soak (issue 19): `swift run -c release ManagedCacheSoak [--seconds 60]`. An app-like
+        // mix under a 256-descriptor limit; fails on a leak or a wrong object. Not a unit test.
+        .executableTarget(
+            name: "ManagedCacheSoak",
+            dependencies: ["ManagedCache", "LoopbackServer"],
+            path: "Benchmarks/Soak"
+        ),
         .executableTarget(
             name: "JSONFeed",
             dependencies: ["ManagedCache", "LoopbackServer"],
@@ -65,10 +72,17 @@ let package = Package(
             dependencies: ["ManagedCache", "CrashPayload"],
             path: "Tests/FileCacheCrashWriter"
         ),
+        // A child process for the descriptor-exhaustion test: loads under a lowered RLIMIT_NOFILE.
+        .executableTarget(
+            name: "DescriptorExhaustionChild",
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "LoopbackServer"],
+            path: "Tests/DescriptorExhaustionChild"
+        ),
         .testTarget(
             name: "ManagedCacheTests",
-            // FileCacheCrashWriter is listed so that it is built before the tests that launch it.
-            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "CrashPayload", "FileCacheCrashWriter"]
+            // The child executables are listed so that they are built before the tests that launch them.
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "CrashPayload", "FileCacheCrashWriter",
+                           "DescriptorExhaustionChild"]
         ),
         .testTarget(
             name: "ManagedCacheUIKitTests",

@@ -66,6 +66,8 @@ struct FetchOperation: Sendable {
     }
 
     func run() async -> Result<FetchedData, ManagedCacheError> {
+        LoadAccounting.fetches.add(1, ordering: .relaxed)
+        defer { LoadAccounting.fetches.subtract(1, ordering: .relaxed) }
         if let data = undecoded.value(forKey: dataKey) {
             return .success(FetchedData(memory: data, entry: nil, byteCount: data.count, origin: .undecodedData,
                                         contentType: nil, freshness: nil))
@@ -177,12 +179,21 @@ struct FetchOperation: Sendable {
                 return nil
             }
         }
-        if useFileCache, writer == nil { writer = makeWriter() }
+        // A fresh download opens its file when a 2xx response head arrives, not before: a request
+        // waiting for a connection, refused, or answered `304` holds no descriptor, so the files
+        // open in `loading/` are bounded by the connections receiving bodies (see README,
+        // "Descriptors"). A resumed download holds its kept bytes from the start.
         let receiver = FetchReceiver(
             dataKey: dataKey, writer: writer, maximumBodySize: policy.maximumBodySize,
-            inMemoryThreshold: writer == nil ? Int.max : inMemoryThreshold,
-            acceptsNotModified: conditional, resuming: resuming, freshWriter: makeWriter, callbacks: callbacks)
+            inMemoryThreshold: inMemoryThreshold, acceptsNotModified: conditional, resuming: resuming,
+            freshWriter: makeWriter, opensWriterOnResponse: useFileCache && writer == nil,
+            callbacks: callbacks)
         let loadRequest = DataLoadRequest(url: request.url, headers: headers, timeout: policy.timeout)
+        if Task.isCancelled {
+            // Cancelled while preparing (reading back kept bytes takes a while): send nothing.
+            receiver.suspendOrAbortWriter(resumable: policy.resumesDownloads)
+            throw ManagedCacheError.cancelled(.caller)
+        }
         callbacks.requestSent(conditional)
         let response: DataLoadResponse
         // The transfer runs in a task of its own, so the idle watchdog can stop it without
@@ -196,6 +207,7 @@ struct FetchOperation: Sendable {
             response = try await withTaskCancellationHandler {
                 try await transfer.value
             } onCancel: {
+                receiver.cancel()  // closes the writer's descriptor now
                 transfer.cancel()
             }
         } catch {
@@ -212,6 +224,11 @@ struct FetchOperation: Sendable {
             receiver.suspendOrAbortWriter(resumable: policy.resumesDownloads && interrupted && !refused)
             if Task.isCancelled { throw ManagedCacheError.cancelled(.caller) }
             throw error
+        }
+        if Task.isCancelled {
+            // Cancelled as the body completed: the writer no longer has its descriptor.
+            receiver.abortWriter()
+            throw ManagedCacheError.cancelled(.caller)
         }
         let result = receiver.finish()
         let receivedAt = Date()

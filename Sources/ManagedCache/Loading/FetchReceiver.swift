@@ -27,6 +27,8 @@ final class FetchReceiver: DataLoadReceiver {
         var validator: String?
         /// The idle watchdog stopped this download.
         var timedOut = false
+        /// The fetch was cancelled: nothing more is written, the writer's descriptor is closed.
+        var cancelled = false
     }
 
     private let state: Lock<State>
@@ -35,20 +37,27 @@ final class FetchReceiver: DataLoadReceiver {
     private let acceptsNotModified: Bool
     private let resuming: PartialDownload?
     private let freshWriter: @Sendable () -> (any FileCacheWriter)?
+    /// Whether a 2xx response head opens a writer with `freshWriter` (a fresh download).
+    private let opensWriterOnResponse: Bool
     private let callbacks: FetchCallbacks
     /// The key the download is for, named in the failures it reports.
     private let dataKey: String
 
     /// - Parameters:
     ///   - resuming: the partial download `writer` continues; the request asked for the rest.
-    ///   - freshWriter: makes a writer for a clean restart when the server sends the whole body.
+    ///   - freshWriter: makes a writer for a clean restart when the server sends the whole body,
+    ///     and for a fresh download when `opensWriterOnResponse`.
+    ///   - opensWriterOnResponse: open the writer when a 2xx response head arrives; until then
+    ///     (and if it cannot be opened) the body is kept in memory only.
+    ///   - inMemoryThreshold: bodies past this size are kept on disk only, when there is a writer.
     init(dataKey: String, writer: (any FileCacheWriter)?, maximumBodySize: Int, inMemoryThreshold: Int, acceptsNotModified: Bool,
          resuming: PartialDownload? = nil, freshWriter: @escaping @Sendable () -> (any FileCacheWriter)? = { nil },
-         callbacks: FetchCallbacks) {
+         opensWriterOnResponse: Bool = false, callbacks: FetchCallbacks) {
         var initial = State(writer: writer)
         if let resuming {
             initial.memory = nil  // the first bytes are on disk only
             initial.received = resuming.byteCount
+            initial.validator = resuming.validator  // interrupted before the response: keep them as they were
         }
         self.state = Lock(initial)
         self.maximumBodySize = maximumBodySize
@@ -56,11 +65,18 @@ final class FetchReceiver: DataLoadReceiver {
         self.acceptsNotModified = acceptsNotModified
         self.resuming = resuming
         self.freshWriter = freshWriter
+        self.opensWriterOnResponse = opensWriterOnResponse
         self.callbacks = callbacks
         self.dataKey = dataKey
+        LoadAccounting.receivers.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        LoadAccounting.receivers.subtract(1, ordering: .relaxed)
     }
 
     func didReceive(response: DataLoadResponse) throws {
+        if state.withLock({ $0.cancelled }) { throw CancellationError() }
         if let resuming {
             try checkResumption(of: resuming, response: response)
         }
@@ -76,6 +92,17 @@ final class FetchReceiver: DataLoadReceiver {
         }
         if let expected = response.expectedContentLength, expected > maximumBodySize {
             throw ManagedCacheError.tooLarge(limit: maximumBodySize)
+        }
+        if opensWriterOnResponse, state.withLock({ $0.writer == nil && $0.received == 0 }) {
+            let writer = freshWriter()  // outside the lock: it opens a file
+            let late = state.withLock { state -> Bool in
+                if !state.cancelled { state.writer = writer }
+                return state.cancelled
+            }
+            if late {
+                writer?.abort()
+                throw CancellationError()
+            }
         }
         let progress = state.withLock { state in
             state.expected = response.expectedContentLength.map { $0 + state.received }
@@ -95,9 +122,10 @@ final class FetchReceiver: DataLoadReceiver {
             guard start == partial.byteCount else { throw PartialDownloadRejected() }
             return
         }
+        let fresh = freshWriter()  // outside the lock: it opens a file and may report a failure
         let stale = state.withLock { state -> (any FileCacheWriter)? in
             defer {
-                state.writer = freshWriter()
+                state.writer = fresh
                 state.memory = Data()
                 state.received = 0
             }
@@ -114,7 +142,10 @@ final class FetchReceiver: DataLoadReceiver {
 
     func didReceive(_ chunk: Data) throws {
         if state.withLock({ $0.notModified }) { return }  // a 304 has no body worth keeping
-        let progress = try state.withLock { state -> LoadProgress in
+        // The manager is called back only after the lock is released: it may be cancelling this
+        // download under its own lock, and `cancel()` takes this one.
+        let (progress, writeFailure) = try state.withLock { state -> (LoadProgress, (any Error)?) in
+            if state.cancelled { throw CancellationError() }
             state.lastActivity = .now
             state.received += chunk.count
             if state.received > maximumBodySize { throw ManagedCacheError.tooLarge(limit: maximumBodySize) }
@@ -122,20 +153,22 @@ final class FetchReceiver: DataLoadReceiver {
                 state.memory!.append(chunk)
                 if state.memory!.count > inMemoryThreshold, state.writer != nil { state.memory = nil }
             }
+            var writeFailure: (any Error)?
             if let writer = state.writer {
                 do {
                     try writer.write(chunk)
                 } catch {
                     writer.abort()
                     state.writer = nil
-                    callbacks.event(.fileCacheFailure(key: dataKey, operation: "write", error: String(describing: error)))
-                    if state.memory == nil {
-                        state.lostData = true
-                        throw FileCacheWriteLost()
-                    }
+                    writeFailure = error
+                    if state.memory == nil { state.lostData = true }
                 }
             }
-            return LoadProgress(receivedBytes: state.received, expectedBytes: state.expected)
+            return (LoadProgress(receivedBytes: state.received, expectedBytes: state.expected), writeFailure)
+        }
+        if let writeFailure {
+            callbacks.event(.fileCacheFailure(key: dataKey, operation: "write", error: String(describing: writeFailure)))
+            if state.withLock({ $0.lostData }) { throw FileCacheWriteLost() }
         }
         callbacks.progress(progress, chunk.count)
     }
@@ -149,6 +182,21 @@ final class FetchReceiver: DataLoadReceiver {
     func secondsSinceLastActivity() -> Double {
         let elapsed = state.withLock { ContinuousClock.now - $0.lastActivity }
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// The fetch was cancelled: stops taking bytes and closes the writer's descriptor now, without
+    /// waiting for the transfer to end; the file stays for `suspendOrAbortWriter` to keep or
+    /// discard. Cheap (one `close`), so it may run in a cancellation handler under a caller's lock.
+    ///
+    /// Why: a cancelled download's transfer ends when the loader has torn its connection down,
+    /// which can take a while under load; until then its descriptor counted against the process's
+    /// limit beyond what is in flight (issue 19).
+    func cancel() {
+        let writer = state.withLock { state -> (any FileCacheWriter)? in
+            state.cancelled = true
+            return state.writer
+        }
+        (writer as? StoreWriter)?.releaseDescriptor()
     }
 
     /// Discards anything written to the file cache.

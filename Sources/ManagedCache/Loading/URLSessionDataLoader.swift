@@ -32,6 +32,9 @@ public final class URLSessionDataLoader: DataLoading {
         session.invalidateAndCancel()
     }
 
+    /// Transfers registered and not yet over (for the reliability tests).
+    var transfersInFlight: Int { delegate.transferCount }
+
     public func canLoad(_ url: URL) -> Bool {
         guard let scheme = url.scheme?.lowercased() else { return false }
         return (scheme == "http" || scheme == "https") && url.host?.isEmpty == false
@@ -47,11 +50,13 @@ public final class URLSessionDataLoader: DataLoading {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
         let task = session.dataTask(with: urlRequest)
+        // Registered before anything can cancel the task: its end may be reported before this
+        // task starts waiting (see `SessionTransfer`).
+        let transfer = delegate.register(task: task, receiver: receiver)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                delegate.register(task: task, receiver: receiver, continuation: continuation)
-                if Task.isCancelled { task.cancel() }
-                task.resume()
+                transfer.wait(continuation)
+                task.resume()  // does nothing once the task is cancelling
             }
         } onCancel: {
             task.cancel()
@@ -59,26 +64,25 @@ public final class URLSessionDataLoader: DataLoading {
     }
 }
 
-/// The session's delegate: routes callbacks to the receiver of each task.
+/// The session's delegate: routes callbacks to the transfer of each task.
 ///
-/// `URLSessionDelegate` must be `Sendable`; all mutable state sits in one `Mutex`.
+/// `URLSessionDelegate` must be `Sendable`; the table sits in one lock, and each transfer guards
+/// its own state.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private struct Transfer {
-        let receiver: any DataLoadReceiver
-        let continuation: CheckedContinuation<DataLoadResponse, any Error>
-        var response: DataLoadResponse?
-        var receiverError: (any Error)?
+    private let transfers = Lock<[Int: SessionTransfer]>([:])
+
+    /// Registers the transfer of `task`, which ends (and leaves the table) in `didCompleteWithError`.
+    func register(task: URLSessionTask, receiver: any DataLoadReceiver) -> SessionTransfer {
+        let transfer = SessionTransfer(receiver: receiver)
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
+        return transfer
     }
 
-    private let transfers = Lock<[Int: Transfer]>([:])
+    /// Transfers registered and not yet over.
+    var transferCount: Int { transfers.withLock { $0.count } }
 
-    func register(
-        task: URLSessionTask, receiver: any DataLoadReceiver,
-        continuation: CheckedContinuation<DataLoadResponse, any Error>
-    ) {
-        transfers.withLock {
-            $0[task.taskIdentifier] = Transfer(receiver: receiver, continuation: continuation)
-        }
+    private func transfer(of task: URLSessionTask) -> SessionTransfer? {
+        transfers.withLock { $0[task.taskIdentifier] }
     }
 
     func urlSession(
@@ -93,43 +97,32 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         let expected = response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
         let loadResponse = DataLoadResponse(
             statusCode: http?.statusCode, headers: headers, expectedContentLength: expected, url: response.url)
-        let receiver = transfers.withLock { transfers -> (any DataLoadReceiver)? in
-            transfers[dataTask.taskIdentifier]?.response = loadResponse
-            return transfers[dataTask.taskIdentifier]?.receiver
+        guard let transfer = transfer(of: dataTask) else {
+            completionHandler(.cancel)
+            return
         }
+        transfer.noteResponse(loadResponse)
         do {
-            try receiver?.didReceive(response: loadResponse)
+            try transfer.receiver.didReceive(response: loadResponse)
             completionHandler(.allow)
         } catch {
-            transfers.withLock { $0[dataTask.taskIdentifier]?.receiverError = error }
+            transfer.noteReceiverError(error)
             completionHandler(.cancel)
         }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let receiver = transfers.withLock { transfers -> (any DataLoadReceiver)? in
-            guard let transfer = transfers[dataTask.taskIdentifier], transfer.receiverError == nil else { return nil }
-            return transfer.receiver
-        }
-        guard let receiver else { return }
+        guard let transfer = transfer(of: dataTask), !transfer.receiverFailed else { return }
         do {
-            try receiver.didReceive(data)
+            try transfer.receiver.didReceive(data)
         } catch {
-            transfers.withLock { $0[dataTask.taskIdentifier]?.receiverError = error }
+            transfer.noteReceiverError(error)
             dataTask.cancel()
         }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if let receiverError = transfer.receiverError {
-            transfer.continuation.resume(throwing: receiverError)
-        } else if let error {
-            transfer.continuation.resume(throwing: ManagedCacheError.from(loaderError: error))
-        } else if let response = transfer.response {
-            transfer.continuation.resume(returning: response)
-        } else {
-            transfer.continuation.resume(throwing: ManagedCacheError.transport(code: -1, description: "no response"))
-        }
+        let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        transfer?.complete(sessionError: error)
     }
 }

@@ -34,11 +34,13 @@ final class StoreWriter: FileCacheWriter {
         self.id = id
         self.temporaryPath = temporaryPath
         progress = Lock(Progress(descriptor: descriptor, checksum: initialChecksum, size: initialSize))
+        LoadAccounting.writers.add(1, ordering: .relaxed)
     }
 
     deinit {
         // An abandoned writer leaves nothing behind.
         abort()
+        LoadAccounting.writers.subtract(1, ordering: .relaxed)
     }
 
     func write(_ chunk: Data) throws {
@@ -48,7 +50,7 @@ final class StoreWriter: FileCacheWriter {
     /// `write(_:)` with its typed error.
     func writeChunk(_ chunk: Data) throws(FileCacheError) {
         try progress.withLock { progress throws(FileCacheError) in
-            guard !progress.closed else { throw .writerClosed }
+            guard !progress.closed, progress.descriptor >= 0 else { throw .writerClosed }
             var error: Int32 = 0
             for region in chunk.regions where error == 0 {
                 region.withUnsafeBytes { bytes in
@@ -73,7 +75,7 @@ final class StoreWriter: FileCacheWriter {
     /// `commit(metadata:)` with its typed error.
     func commitWriting(metadata: FileCacheMetadata) throws(FileCacheError) -> FileCacheEntry {
         try progress.withLock { progress throws(FileCacheError) in
-            guard !progress.closed else { throw .writerClosed }
+            guard !progress.closed, progress.descriptor >= 0 else { throw .writerClosed }
             Posix.closeFile(progress.descriptor)
             progress.descriptor = -1
             progress.closed = true
@@ -92,11 +94,22 @@ final class StoreWriter: FileCacheWriter {
         progress.withLock { Self.close(&$0, unlinking: temporaryPath) }
     }
 
+    /// Closes the descriptor at once and keeps the file for `suspend` or `abort`, which decide
+    /// later (a cancelled download: its descriptor must not outlive the cancellation). Writing
+    /// or committing afterwards throws `.writerClosed`.
+    func releaseDescriptor() {
+        progress.withLock { progress in
+            guard !progress.closed, progress.descriptor >= 0 else { return }
+            Posix.closeFile(progress.descriptor)
+            progress.descriptor = -1
+        }
+    }
+
     /// Keeps what was written as a resumable partial download (see `CacheStore+Partial`).
     func suspend(validator: String) {
         let keep = progress.withLock { progress -> Bool in
             guard !progress.closed else { return false }
-            Posix.closeFile(progress.descriptor)
+            if progress.descriptor >= 0 { Posix.closeFile(progress.descriptor) }
             progress.descriptor = -1
             progress.closed = true
             return progress.size > 0
@@ -110,7 +123,7 @@ final class StoreWriter: FileCacheWriter {
 
     private static func close(_ progress: inout Progress, unlinking path: String) {
         guard !progress.closed else { return }
-        Posix.closeFile(progress.descriptor)
+        if progress.descriptor >= 0 { Posix.closeFile(progress.descriptor) }
         progress.descriptor = -1
         progress.closed = true
         Posix.unlinkItem(path)

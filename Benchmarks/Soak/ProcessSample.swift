@@ -1,0 +1,50 @@
+import Foundation
+
+/// One sample of the process's resources: resident memory, open descriptors, threads.
+/// Read from `/proc/self` on Linux; elsewhere only what `getrusage`-free Foundation gives (nothing).
+struct ProcessSample {
+    var seconds: Double
+    var residentBytes: Int?
+    var descriptors: Int?
+    var threads: Int?
+
+    static func now(since start: ContinuousClock.Instant) -> ProcessSample {
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        #if os(Linux)
+        return ProcessSample(seconds: seconds, residentBytes: statusField("VmRSS"),
+                             descriptors: entries("/proc/self/fd"), threads: entries("/proc/self/task"))
+        #else
+        return ProcessSample(seconds: seconds, residentBytes: nil, descriptors: nil, threads: nil)
+        #endif
+    }
+
+    /// Open descriptors naming a file under `directory` (Linux; `nil` elsewhere).
+    static func descriptors(under directory: String) -> Int? {
+        #if os(Linux)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
+        return names.reduce(0) { count, name in
+            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)
+            return target?.hasPrefix(directory) == true && target?.contains("/loading/") == true ? count + 1 : count
+        }
+        #else
+        return nil
+        #endif
+    }
+
+    #if os(Linux)
+    private static func entries(_ path: String) -> Int? {
+        (try? FileManager.default.contentsOfDirectory(atPath: path)).map(\.count)
+    }
+
+    /// A `kB` field of `/proc/self/status`, in bytes.
+    private static func statusField(_ name: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
+            let number = line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
+            return number.flatMap { Int($0) }.map { $0 * 1_024 }
+        }
+        return nil
+    }
+    #endif
+}

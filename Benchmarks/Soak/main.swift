@@ -1,0 +1,248 @@
+// The soak (issue 19): `swift run -c release ManagedCacheSoak [--seconds 60] [--keys 300]
+// [--nofile 256] [--seed N]`. Not a unit test: an app-like hour (or minute) under the
+// descriptor limit iOS gives an app.
+//
+// Four threads manage users over a few hundred keys of a loopback server whose routes answer
+// well, slowly, 404, 503 or reset mid-body; a third of the users are released before their load
+// ends, the loading buffer (8) pushes loads out, the same keys come back while earlier loads of
+// them are being cancelled, a quarter of the users are on `.mainQueue`, every round prefetches,
+// and the managers use a `FileCache` and a `BigFileCache`. The program lowers its own
+// RLIMIT_NOFILE to 256 first and samples resident memory, descriptors and threads every few
+// seconds. It exits 1 if a live user is left waiting, an object is wrong, a load object
+// outlives the loads, descriptors end above their start, or resident memory after warm-up grows
+// more than 10 %.
+
+import Foundation
+import LoopbackServer
+@_spi(Diagnostics) import ManagedCache
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+/// `RLIMIT_NOFILE` as `setrlimit` takes it (an enum case in Glibc, an `Int32` in Darwin).
+let descriptorResource = Int32(RLIMIT_NOFILE.rawValue)
+#elseif canImport(Darwin)
+import Darwin
+let descriptorResource = RLIMIT_NOFILE
+#endif
+
+struct SoakOptions {
+    var seconds = 60.0
+    var keys = 300
+    var descriptorLimit = 256
+    var seed: UInt64 = 19
+
+    init(arguments: [String]) {
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            let value = iterator.next()
+            switch argument {
+            case "--seconds": seconds = value.flatMap(Double.init) ?? seconds
+            case "--keys": keys = value.flatMap(Int.init) ?? keys
+            case "--nofile": descriptorLimit = value.flatMap(Int.init) ?? descriptorLimit
+            case "--seed": seed = value.flatMap(UInt64.init) ?? seed
+            default:
+                FileHandle.standardError.write(Data("usage: ManagedCacheSoak [--seconds S] [--keys N] [--nofile N] [--seed N]\n".utf8))
+                exit(2)
+            }
+        }
+    }
+}
+
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+func mebibytes(_ bytes: Int?) -> String { bytes.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "n/a" }
+
+/// Lowers the soft and hard descriptor limits to `limit` (0: leave them). Returns the soft limit now.
+func lowerDescriptorLimit(to limit: Int) -> Int {
+    var current = rlimit()
+    getrlimit(descriptorResource, &current)
+    if limit > 0 {
+        let wanted = rlim_t(limit)
+        var lowered = rlimit(rlim_cur: min(current.rlim_cur, wanted), rlim_max: min(current.rlim_max, wanted))
+        if setrlimit(descriptorResource, &lowered) == 0 { current = lowered }
+    }
+    return Int(current.rlim_cur)
+}
+
+/// Waits up to `seconds` for `condition`.
+func wait(seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
+
+struct PhaseResult {
+    /// The most descriptors open in the caches' `loading/` at once (sampled every 10 ms).
+    var loadingPeak: Int
+    var tally: SoakTally
+    var samples: [ProcessSample]
+    var held: [SoakUser]
+    var operations: Int
+    var quiet: Bool
+    var events: Int
+}
+
+/// The mix for `seconds` on fresh caches under `root`; waits for every load to end and releases
+/// the managers before returning.
+func runPhase(seconds: Double, options: SoakOptions, server: LoopbackServer, root: URL, expected: [SoakObject?],
+              start: ContinuousClock.Instant) -> PhaseResult {
+    let tally = SoakTally()
+    let stop = SoakFlag()
+    var samples: [ProcessSample] = []
+    var held: [SoakUser] = []
+    var operations = 0
+    var quiet = false
+    let loadingPeak = SoakCounter()
+    var events = 0
+    do {
+        let eventCount = SoakCounter()
+        let managers: [ObjectManager]
+        do {
+            managers = try [
+                FileCache(directory: root.appendingPathComponent("file")) as any FileCaching,
+                BigFileCache(directory: root.appendingPathComponent("big")) as any FileCaching,
+            ].map { cache in
+                var configuration = ObjectManager.Configuration()
+                configuration.fileCache = cache
+                configuration.loadingBufferSize = 8
+                configuration.prefetchConcurrency = 2
+                configuration.policy.retry = RetryPolicy(maximumRetries: 1, initialDelay: 0.05)
+                configuration.policy.failureMemoryInterval = 2
+                configuration.eventHandler = { _ in eventCount.increment() }
+                return ObjectManager(configuration: configuration)
+            }
+        } catch {
+            fatalError("soak: cannot open the caches: \(error)")
+        }
+        let results = Mutex<[(held: [SoakUser], operations: Int)]>([])
+        let group = DispatchGroup()
+        for thread in 0..<4 {
+            group.enter()
+            let worker = SoakThread(managers: managers, server: server, keyCount: options.keys, expected: expected,
+                                    tally: tally, seed: options.seed &* 31 &+ UInt64(thread))
+            Thread.detachNewThread {
+                let result = worker.run(until: stop)
+                results.withLock { $0.append(result) }
+                group.leave()
+            }
+        }
+        let sampler = Thread {
+            while !stop.isSet {
+                loadingPeak.raise(to: ProcessSample.descriptors(under: root.path) ?? 0)
+                usleep(10_000)
+            }
+        }
+        sampler.start()
+        let interval = seconds <= 120 ? 2.0 : 5.0
+        let phaseStart = ContinuousClock.now
+        samples.append(ProcessSample.now(since: phaseStart))
+        while ContinuousClock.now - phaseStart < .seconds(seconds) {
+            usleep(UInt32(interval * 1_000_000))
+            samples.append(ProcessSample.now(since: phaseStart))
+        }
+        stop.set()
+        group.wait()
+        for result in results.withLock({ $0 }) {
+            held += result.held
+            operations += result.operations
+        }
+        // Every load ends: the managers' fetches, prefetches and every object a load created.
+        quiet = wait(seconds: 60) {
+            managers.allSatisfy { $0.activeLoadCount == 0 && $0.pendingPrefetchCount == 0 } && LoadAccounting.current.isZero
+        }
+        _ = wait(seconds: 10) { held.allSatisfy(\.isAnswered) }  // the last main-queue deliveries
+        events = eventCount.count
+    }
+    return PhaseResult(loadingPeak: loadingPeak.count, tally: tally, samples: samples, held: held, operations: operations, quiet: quiet, events: events)
+}
+
+func runSoak(_ options: SoakOptions) -> Int32 {
+    let limit = lowerDescriptorLimit(to: options.descriptorLimit)
+    let start = ContinuousClock.now
+    let server: LoopbackServer
+    do { server = try SoakRoutes.start() } catch {
+        say("soak: cannot start the loopback server: \(error)")
+        return 1
+    }
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("ManagedCacheSoak-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let expected = (0..<options.keys).map { index -> SoakObject? in
+        switch SoakRoutes.kind(ofKey: index) {
+        case .notFound, .unavailable: nil
+        default: SoakObject(SoakRoutes.payload(ofKey: index))
+        }
+    }
+    // A short run first, so what the process sets up once (libdispatch's and URLSession's event
+    // descriptors and threads) is in place before the starting sample.
+    _ = runPhase(seconds: min(3, options.seconds), options: options, server: server, root: root.appendingPathComponent("warm-up"),
+                 expected: expected, start: start)
+    _ = wait(seconds: 10) { server.openConnectionCount == 0 }
+    let before = ProcessSample.now(since: start)
+    let phase = runPhase(seconds: options.seconds, options: options, server: server, root: root, expected: expected, start: start)
+    let (tally, samples, held, operations, quiet, events) = (phase.tally, phase.samples, phase.held, phase.operations, phase.quiet, phase.events)
+    // The README's bound, per manager: loading buffer 8 + prefetch concurrency 2 + 6 connections.
+    let loadingBound = 2 * (8 + 2 + 6)
+    // The managers are gone: their sessions close their connections, the caches their journals.
+    _ = wait(seconds: 10) {
+        server.openConnectionCount == 0 && (ProcessSample.now(since: start).descriptors ?? 0) <= (before.descriptors ?? 0)
+    }
+    let after = ProcessSample.now(since: start)
+
+    // The verdict.
+    let waiting = held.filter { !$0.isAnswered }.count
+    let warmUp = min(max(10, options.seconds / 4), options.seconds)
+    let steady = samples.filter { $0.seconds >= warmUp }
+    let memoryStart = steady.first?.residentBytes
+    let memoryEnd = steady.last?.residentBytes
+    let memoryPeak = samples.compactMap(\.residentBytes).max()
+    let descriptorPeak = samples.compactMap(\.descriptors).max()
+    let threadPeak = samples.compactMap(\.threads).max()
+    var failures: [String] = []
+    if waiting > 0 { failures.append("\(waiting) live users left waiting") }
+    if phase.loadingPeak > loadingBound {
+        failures.append("\(phase.loadingPeak) descriptors open in loading/ at once, bound \(loadingBound)")
+    }
+    if tally[.wrongObject] > 0 { failures.append("\(tally[.wrongObject]) wrong objects") }
+    if tally[.wrongFailure] > 0 { failures.append("\(tally[.wrongFailure]) good keys refused") }
+    if tally[.toldAfterFailure] > 0 { failures.append("\(tally[.toldAfterFailure]) users told again after a final failure") }
+    if !quiet { failures.append("loads still under way: \(LoadAccounting.current)") }
+    if !LoadAccounting.current.isZero { failures.append("load objects alive after the managers: \(LoadAccounting.current)") }
+    if let end = after.descriptors, let begin = before.descriptors, end > begin {
+        failures.append("\(end) descriptors open at the end, \(begin) at the start")
+    }
+    if let begin = memoryStart, let end = memoryEnd, Double(end) > Double(begin) * 1.10 {
+        failures.append(String(format: "resident memory grew %.1f %% after warm-up", (Double(end) / Double(begin) - 1) * 100))
+    }
+
+    say("soak: \(Int(options.seconds)) s, \(options.keys) keys, 4 threads, descriptor limit \(limit), seed \(options.seed)")
+    say("  operations: \(operations) manage calls (\(String(format: "%.0f", Double(operations) / options.seconds))/s), "
+        + "\(tally[.ready]) ready, \(tally[.cancelled]) cancelled, \(tally[.refused]) refused (404/503), "
+        + "\(tally[.failed]) failed otherwise, \(events) manager events")
+    say("  descriptors: start \(before.descriptors.map(String.init) ?? "n/a"), peak \(descriptorPeak.map(String.init) ?? "n/a"), "
+        + "end \(after.descriptors.map(String.init) ?? "n/a"); in loading/ at once: peak \(phase.loadingPeak) (bound \(loadingBound))")
+    say("  memory: after warm-up (\(Int(warmUp)) s) \(mebibytes(memoryStart)), peak \(mebibytes(memoryPeak)), end \(mebibytes(memoryEnd))"
+        + (memoryStart.flatMap { begin in memoryEnd.map { String(format: " (%+.1f %%)", (Double($0) / Double(begin) - 1) * 100) } } ?? ""))
+    say("  threads: start \(before.threads.map(String.init) ?? "n/a"), peak \(threadPeak.map(String.init) ?? "n/a"), "
+        + "end \(after.threads.map(String.init) ?? "n/a")")
+    say("  samples (s: RSS MiB / descriptors / threads): " + samples.map { sample in
+        String(format: "%.0f: %.0f/%@/%@", sample.seconds, Double(sample.residentBytes ?? 0) / 1_048_576,
+               sample.descriptors.map(String.init) ?? "-", sample.threads.map(String.init) ?? "-")
+    }.joined(separator: ", "))
+    if failures.isEmpty {
+        say("soak: PASS")
+        return 0
+    }
+    say("soak: FAIL: " + failures.joined(separator: "; "))
+    return 1
+}
+
+// The soak runs on a thread of its own; the main thread serves the main queue (`.mainQueue` users).
+let options = SoakOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+Thread.detachNewThread {
+    exit(runSoak(options))
+}
+dispatchMain()
