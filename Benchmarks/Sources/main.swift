@@ -7,12 +7,14 @@ if let childArguments = options.memoryChild {
     exit(MemoryFootprintChild(arguments: childArguments).run())
 }
 let runner = BenchmarkRunner(options: options, scenarios: [
+    CRC32Scenario(),
     MemoryCacheLookupScenario(),
     ManageHitScenario(),
     CoalescingScenario(),
     NetworkThroughputScenario(),
     FileCacheThroughputScenario(),
     FileCacheHitScenario(),
+    FileCacheColdReadScenario(),
     BigFileCacheOpenScenario(),
     BigFileCacheTrimScenario(),
     MemoryFootprintScenario(),
