@@ -9,6 +9,7 @@ if let childArguments = options.memoryChild {
 let runner = BenchmarkRunner(options: options, scenarios: [
     CRC32Scenario(),
     MemoryCacheLookupScenario(),
+    MemoryCacheInsertScenario(),
     ManageHitScenario(),
     CoalescingScenario(),
     NetworkThroughputScenario(),
