@@ -158,15 +158,18 @@ enum EvictedValues<Value> {
 /// retain it a second time on every insert) and the table stays small enough to stay in cache.
 @usableFromInline
 struct LRUStorage<Key: Hashable, Value> {
+    /// One entry. A free entry keeps its last key until it is reused (a key is not optional, so
+    /// that comparing one on a hit borrows it instead of copying and retaining it); its value is
+    /// released at once.
     @usableFromInline
     struct Entry {
-        @usableFromInline var key: Key?
+        @usableFromInline var key: Key
         @usableFromInline var hash: Int
         @usableFromInline var value: Value?
         @usableFromInline var cost: Int
 
         @inlinable
-        init(key: Key?, hash: Int, value: Value?, cost: Int) {
+        init(key: Key, hash: Int, value: Value?, cost: Int) {
             self.key = key
             self.hash = hash
             self.value = value
@@ -343,7 +346,7 @@ struct LRUStorage<Key: Hashable, Value> {
         var keys: [Key] = []
         var slot = head
         while slot >= 0 {
-            if let key = entries[Int(slot)].key { keys.append(key) }
+            keys.append(entries[Int(slot)].key)
             slot = links[Int(slot)].older
         }
         return keys
@@ -356,7 +359,8 @@ struct LRUStorage<Key: Hashable, Value> {
         unlink(slot)
         totalCost &-= entries[Int(slot)].cost
         let value = entries[Int(slot)].value
-        entries[Int(slot)] = Entry(key: nil, hash: 0, value: nil, cost: 0)
+        entries[Int(slot)].value = nil
+        entries[Int(slot)].cost = 0
         freeSlots.append(slot)
         return value
     }
