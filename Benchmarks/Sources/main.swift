@@ -7,12 +7,15 @@ if let childArguments = options.memoryChild {
     exit(MemoryFootprintChild(arguments: childArguments).run())
 }
 let runner = BenchmarkRunner(options: options, scenarios: [
+    CRC32Scenario(),
     MemoryCacheLookupScenario(),
+    MemoryCacheInsertScenario(),
     ManageHitScenario(),
     CoalescingScenario(),
     NetworkThroughputScenario(),
     FileCacheThroughputScenario(),
     FileCacheHitScenario(),
+    FileCacheColdReadScenario(),
     BigFileCacheOpenScenario(),
     BigFileCacheTrimScenario(),
     MemoryFootprintScenario(),

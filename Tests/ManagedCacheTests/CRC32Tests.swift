@@ -23,3 +23,45 @@ import Testing
         #expect(crc.value != CRC32.checksum(bytes.dropLast()))
     }
 }
+
+@Suite struct CRC32AgreementTests {
+    /// The CRC computed one bit at a time, straight from the definition.
+    static func bitwise(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = (crc & 1) != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+
+    @Test func agreesWithTheBitwiseDefinitionAtEveryLengthAndAlignment() {
+        var generator = SystemRandomNumberGenerator()
+        let pool = (0..<600).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        // Every length around the 16-byte step, from every start offset within a word.
+        for start in 0..<9 {
+            for length in 0..<70 {
+                let bytes = Array(pool[start..<(start + length)])
+                let fast = pool.withUnsafeBytes { raw in
+                    var crc = CRC32()
+                    crc.update(UnsafeRawBufferPointer(rebasing: raw[start..<(start + length)]))
+                    return crc.value
+                }
+                #expect(fast == Self.bitwise(bytes), "start \(start), length \(length)")
+            }
+        }
+        #expect(CRC32.checksum(pool) == Self.bitwise(pool))
+    }
+
+    @Test func detectsEverySingleBitFlip() {
+        let bytes = (0..<48).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        let original = CRC32.checksum(bytes)
+        for index in bytes.indices {
+            for bit in 0..<8 {
+                var flipped = bytes
+                flipped[index] ^= UInt8(1 << bit)
+                #expect(CRC32.checksum(flipped) != original)
+            }
+        }
+    }
+}

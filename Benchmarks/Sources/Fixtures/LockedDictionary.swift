@@ -3,7 +3,7 @@ import Synchronization
 /// The baseline of the memory-cache rows: a plain `Dictionary` behind a `Mutex`, in a class like
 /// `MemoryCache`, with nothing else (no recency, no limits).
 final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let storage: Mutex<[Key: Value]>
+    let storage: Mutex<[Key: Value]>
 
     /// Creates the dictionary holding `contents`.
     init(_ contents: [Key: Value]) {
@@ -13,5 +13,17 @@ final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendabl
     /// The value for `key`, or `nil`.
     func value(forKey key: Key) -> Value? {
         storage.withLock { $0[key] }
+    }
+}
+
+extension LockedDictionary {
+    /// Stores `value` under `key` and removes `evicting` (the baseline of inserts with eviction:
+    /// a bounded dictionary that is told which key goes, so it does no bookkeeping of its own).
+    func insert(_ value: Value, forKey key: Key, evicting: Key?) {
+        let removed = storage.withLock { dictionary in
+            dictionary[key] = value
+            return evicting.flatMap { dictionary.removeValue(forKey: $0) }
+        }
+        _ = removed
     }
 }

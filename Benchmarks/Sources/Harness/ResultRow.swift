@@ -32,3 +32,16 @@ struct ResultRow: Sendable {
             ratio: Format.ratio(ratio), target: target, met: met, notes: notes)
     }
 }
+
+extension ResultRow {
+    /// An informational row (no target): two medians and their paired ratio.
+    static func diagnostic(
+        _ scenario: String, ours: Samples, baseline: Samples, baselineName: String,
+        write: (Double) -> String, notes: [String] = []
+    ) -> ResultRow {
+        ResultRow(
+            scenario: scenario, ours: Format.median(ours, write),
+            baseline: "\(baselineName): \(Format.median(baseline, write))",
+            ratio: Format.ratio(ours.pairedRatio(to: baseline)), target: "—", met: nil, notes: notes)
+    }
+}

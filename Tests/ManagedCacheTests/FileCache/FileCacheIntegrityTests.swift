@@ -92,6 +92,85 @@ import Darwin
         }
     }
 
+    /// Waits (bounded) until the file's timestamps are older than the file system's tick, the
+    /// condition for a verification to be remembered.
+    private func waitUntilSettled(_ url: URL) throws {
+        let deadline = Date() + 10
+        while Date() < deadline {
+            let stamp = try #require(Posix.status(url.path).map(FileStamp.init))
+            if Posix.wallClockNanoseconds() - stamp.changed > CacheStore.stampSettleNanoseconds { return }
+            usleep(5_000)
+        }
+    }
+
+    private func cacheStore(of cache: any FileCaching) throws -> CacheStore {
+        try #require((cache as? FileCache)?.store ?? (cache as? BigFileCache)?.store)
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func aRememberedVerificationSurvivesReopeningAndDamageIsStillDetected(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            let bytes = testBytes(8000, seed: 7)
+            var fileURL: URL
+            do {
+                let cache = try kind.open(root)
+                let entry = try cache.store(bytes, forKey: "k", metadata: FileCacheMetadata())
+                _ = try cache.store(bytes, forKey: "unread", metadata: FileCacheMetadata())
+                fileURL = entry.fileURL
+                try waitUntilSettled(fileURL)
+                #expect(try cache.readData(for: entry) == bytes)
+            }
+            do {
+                // A new instance learns the verification from the journal; the unread entry has none.
+                let cache = try kind.open(root)
+                let store = try cacheStore(of: cache)
+                let stamp = try #require(store.peek("k")?.stamp)
+                #expect(stamp == Posix.status(fileURL.path).map(FileStamp.init))
+                #expect(store.peek("unread")?.stamp == nil)
+                let entry = try #require(cache.entry(forKey: "k"))
+                #expect(try cache.readData(for: entry) == bytes)  // served without a CRC
+                try damage(entry.fileURL, .flippedByte)
+            }
+            do {
+                // Damage done behind a closed cache changes the stamp: the next instance checks.
+                let cache = try kind.open(root)
+                let entry = try #require(cache.entry(forKey: "k"))
+                #expect(throws: FileCacheError.corrupted(key: "k")) { try cache.readData(for: entry) }
+                #expect(cache.entry(forKey: "k") == nil)
+            }
+        }
+    }
+
+    @Test(arguments: CacheKind.allCases)
+    func aFileReplacedByACopyIsCheckedAgainAndANewVersionIsNotTrusted(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            let bytes = testBytes(8000, seed: 8)
+            do {
+                let cache = try kind.open(root)
+                let entry = try cache.store(bytes, forKey: "k", metadata: FileCacheMetadata())
+                try waitUntilSettled(entry.fileURL)
+                #expect(try cache.readData(for: entry) == bytes)
+                try cacheStore(of: cache).flush()
+            }
+            let cache = try kind.open(root)
+            let store = try cacheStore(of: cache)
+            let entry = try #require(cache.entry(forKey: "k"))
+            let remembered = try #require(store.peek("k")?.stamp)
+            // Same bytes, another inode: the remembered stamp no longer matches, so the CRC runs
+            // (and passes); a wrong copy would be caught the same way.
+            let copy = root.appendingPathComponent("copy")
+            try FileManager.default.copyItem(at: entry.fileURL, to: copy)
+            #expect(rename(copy.path, entry.fileURL.path) == 0)
+            #expect(Posix.status(entry.fileURL.path).map(FileStamp.init) != remembered)
+            #expect(try cache.readData(for: entry) == bytes)
+            // A new version of the key starts unverified, here and after reopening.
+            _ = try cache.store(testBytes(9000, seed: 9), forKey: "k", metadata: FileCacheMetadata())
+            #expect(store.peek("k")?.stamp == nil)
+            try store.flush()
+            #expect(try cacheStore(of: kind.open(root)).peek("k")?.stamp == nil)
+        }
+    }
+
     @Test(arguments: CacheKind.allCases)
     func anEmptyEntryIsStoredAndRead(kind: CacheKind) throws {
         try withTemporaryDirectory { root in

@@ -17,8 +17,8 @@ struct CacheIndex {
     private(set) var expiringCount = 0
     private var useCounter: UInt64 = 0
     private var expiries = MinHeap<ExpiryItem>()
-    /// Per slot, the file's stamp when its checksum last matched in this process (see
-    /// `CacheStore.readData`). Beside the slots rather than in them: few entries are read per
+    /// Per slot, the file's stamp when its checksum last matched, in this instance or in any
+    /// instance that journaled it (see `CacheStore.readData`). Beside the slots rather than in them: few entries are read per
     /// session, and smaller slots make opening a large cache faster.
     private var verifiedStamps: [Int32: FileStamp] = [:]
     /// Per slot, the entry's location once it was looked up (see `EntryLocation`).

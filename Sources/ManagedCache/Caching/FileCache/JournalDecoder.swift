@@ -61,6 +61,12 @@ private struct ByteReader {
             return .metadata(key: try string(), version: try u64(), metadata: try metadata())
         case 6:
             return .session(try u32())
+        case 7:
+            let key = try string()
+            let version = try u64()
+            let stamp = FileStamp(device: try u64(), inode: try u64(), size: Int64(bitPattern: try u64()),
+                                  modified: Int64(bitPattern: try u64()), changed: Int64(bitPattern: try u64()))
+            return .verified(key: key, version: version, stamp: stamp)
         default:
             throw JournalDecodingError()
         }

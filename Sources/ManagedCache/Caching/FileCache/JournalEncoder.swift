@@ -41,6 +41,14 @@ struct JournalEncoder {
             putMetadata(metadata)
         case .session(let session):
             putU32(session)
+        case .verified(let key, let version, let stamp):
+            putString(key)
+            putU64(version)
+            putU64(stamp.device)
+            putU64(stamp.inode)
+            putU64(UInt64(bitPattern: stamp.size))
+            putU64(UInt64(bitPattern: stamp.modified))
+            putU64(UInt64(bitPattern: stamp.changed))
         }
         let length = bytes.count - start - 8
         let checksum = bytes.withUnsafeBytes { raw in

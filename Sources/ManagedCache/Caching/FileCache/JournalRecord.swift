@@ -33,6 +33,10 @@ enum JournalRecord {
     case metadata(key: String, version: UInt64, metadata: FileCacheMetadata)
     /// A session (one open instance) started.
     case session(UInt32)
+    /// The file of the entry with this key and version matched its checksum while it had this
+    /// stamp (and the stamp had settled: see `CacheStore.readData`). Lets later instances and
+    /// processes skip the checksum of a file that has not changed since.
+    case verified(key: String, version: UInt64, stamp: FileStamp)
 
     /// The payload's first byte.
     var typeCode: UInt8 {
@@ -43,6 +47,7 @@ enum JournalRecord {
         case .touch: 4
         case .metadata: 5
         case .session: 6
+        case .verified: 7
         }
     }
 }

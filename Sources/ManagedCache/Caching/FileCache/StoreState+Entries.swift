@@ -33,7 +33,7 @@ extension StoreState {
         }
         let record = index[slot].record
         let location = _location(slot)
-        if pendingTouches.count >= Self.touchFlushThreshold { try? _flushTouches() }
+        if pendingTouches.count + pendingVerifications.count >= Self.touchFlushThreshold { try? _flushTouches() }
         return (record, location)
     }
 
@@ -53,10 +53,12 @@ extension StoreState {
         return (index[slot].record, _location(slot).path, index.verifiedStamp(slot))
     }
 
-    /// Remembers that the file of `key` at `version` matched its checksum with this stamp.
+    /// Remembers that the file of `key` at `version` matched its checksum with this stamp, and
+    /// queues a `verified` record so that later instances (in any process) remember it too.
     mutating func _noteVerified(key: String, version: UInt64, stamp: FileStamp) {
-        if let slot = index.find(key), index[slot].record.id.version == version {
+        if let slot = index.find(key), index[slot].record.id.version == version, index.verifiedStamp(slot) != stamp {
             index.setVerifiedStamp(slot, stamp)
+            pendingVerifications.append((key, version, stamp))
         }
     }
 

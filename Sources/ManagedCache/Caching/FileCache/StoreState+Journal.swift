@@ -12,6 +12,7 @@ extension StoreState {
         guard let journal else { return true }
         index.removeAll()
         pendingTouches.removeAll()
+        pendingVerifications.removeAll()
         var sawHeader = false
         var foreignLayout = false
         let (outcome, error) = journal._withWholeContents { raw in
@@ -60,6 +61,10 @@ extension StoreState {
             }
         case .session(let session):
             highestSession = max(highestSession, session)
+        case .verified(let key, let version, let stamp):
+            if let slot = index.find(key), index[slot].record.id.version == version {
+                index.setVerifiedStamp(slot, stamp)
+            }
         }
     }
 
@@ -152,18 +157,25 @@ extension StoreState {
         }
     }
 
-    /// Encodes the pending hits as `touch` records and clears them.
+    /// Encodes the pending hits as `touch` records and the pending verifications as `verified`
+    /// records (those of versions still current), and clears both.
     mutating func _encodePendingTouches(into encoder: inout JournalEncoder) {
         for slot in pendingTouches where index[slot].live && index[slot].touchPending {
             encoder.append(.touch(key: index[slot].record.key, session: index[slot].record.session))
             index.setTouchPending(slot, false)
         }
         pendingTouches.removeAll(keepingCapacity: true)
+        for (key, version, stamp) in pendingVerifications {
+            if let slot = index.find(key), index[slot].record.id.version == version, index.verifiedStamp(slot) == stamp {
+                encoder.append(.verified(key: key, version: version, stamp: stamp))
+            }
+        }
+        pendingVerifications.removeAll(keepingCapacity: true)
     }
 
-    /// Writes the pending hits to the journal.
+    /// Writes the pending hits and verifications to the journal.
     mutating func _flushTouches() throws(FileCacheError) {
-        guard !pendingTouches.isEmpty else { return }
+        guard !pendingTouches.isEmpty || !pendingVerifications.isEmpty else { return }
         _lockJournal()
         defer { _unlockJournal() }
         try _catchUp()
@@ -181,9 +193,13 @@ extension StoreState {
         encoder.append(.session(highestSession))
         for slot in index.slotsByRecency().reversed() {
             encoder.append(.add(index[slot].record))
+            if let stamp = index.verifiedStamp(slot) {
+                encoder.append(.verified(key: index[slot].record.key, version: index[slot].record.id.version, stamp: stamp))
+            }
             index.setTouchPending(slot, false)
         }
         pendingTouches.removeAll()
+        pendingVerifications.removeAll()
         let (written, error) = JournalFile.writeNew(encoder.bytes, at: layout.journal)
         guard let written else {
             degraded = true

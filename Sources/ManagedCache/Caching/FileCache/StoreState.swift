@@ -26,6 +26,8 @@ struct StoreState {
     var highestSession: UInt32 = 0
     /// Slots hit since the last journal write (their `touchPending` flag is set).
     var pendingTouches: [Int32] = []
+    /// Verifications not yet written to the journal (written with the next batch of touches).
+    var pendingVerifications: [(key: String, version: UInt64, stamp: FileStamp)] = []
     /// Set after an I/O failure: the next operation first tries to recover the directories.
     var degraded = false
     /// The next tenth a `BigFileCache` trim pass works on.
