@@ -2,11 +2,12 @@
 import PackageDescription
 
 // ManagedCache has no package dependencies: everything below builds with the toolchain alone.
-// Apple targets are iOS 18 / macOS 15 (and their siblings) because the engine's locks are
-// `Synchronization.Mutex`, which needs them; an app shipping in 2026 supports iOS 18 and later.
+// Apple targets: iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1 (what apps in the field support).
+// The engine's lock is `Synchronization.Mutex` on Linux and an `os_unfair_lock` on Apple
+// platforms, where `Mutex` needs iOS 18 (Sources/ManagedCacheLocking/Lock.swift).
 let package = Package(
     name: "ManagedCache",
-    platforms: [.iOS(.v18), .macOS(.v15), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
         .library(name: "ManagedCache", targets: ["ManagedCache"]),
         .library(name: "ManagedCacheUIKit", targets: ["ManagedCacheUIKit"]),
@@ -19,6 +20,9 @@ let package = Package(
         // A small HTTP/1.1 server on 127.0.0.1 that misbehaves on request. The tests, the
         // examples and the benchmarks use it; it is not a product.
         .target(name: "LoopbackServer", dependencies: ["ManagedCacheLocking"]),
+        // Synthetic PNG images for the tests and the examples (valid, patterned, seeded). A
+        // test-support target, so no library product shows fixture types to apps.
+        .target(name: "ImageFixtures", dependencies: ["ManagedCache"], path: "Tests/ImageFixtures"),
         // Shared test fixtures: temporary directories, bounded waits, recording users.
         .target(
             name: "TestSupport",
@@ -27,22 +31,32 @@ let package = Package(
         ),
         .executableTarget(
             name: "Feed",
-            dependencies: ["ManagedCache", "ManagedCacheUIKit", "LoopbackServer"],
+            dependencies: ["ManagedCache", "ManagedCacheUIKit", "LoopbackServer", "ImageFixtures", "ExampleSupport"],
             path: "Examples/Feed"
         ),
         // The benchmark program: `swift run -c release ManagedCacheBenchmarks [filter] [--quick]`.
         // Its own small harness; not part of the tests' verdict.
         .executableTarget(
             name: "ManagedCacheBenchmarks",
-            dependencies: ["ManagedCache", "LoopbackServer"],
+            dependencies: ["ManagedCache", "LoopbackServer", "ManagedCacheLocking"],
             path: "Benchmarks/Sources"
         ),
         // The soak (issue 19): `swift run -c release ManagedCacheSoak [--seconds 60]`. An app-like
         // mix under a 256-descriptor limit; fails on a leak or a wrong object. Not a unit test.
         .executableTarget(
             name: "ManagedCacheSoak",
-            dependencies: ["ManagedCache", "LoopbackServer"],
+            dependencies: ["ManagedCache", "LoopbackServer", "ManagedCacheLocking", "HeapProbe"],
             path: "Benchmarks/Soak"
+        ),
+        // glibc's malloc statistics for the soak's memory samples (a C target: Swift's Glibc
+        // module does not export malloc.h). Answers -1 on other C libraries.
+        .target(name: "HeapProbe", path: "Benchmarks/HeapProbe"),
+        // A lock for the examples that an app shipping for iOS 15 could write the same way.
+        .target(name: "ExampleSupport", path: "Examples/Support"),
+        .executableTarget(
+            name: "ImageFeatures",
+            dependencies: ["ManagedCache", "ManagedCacheUIKit", "LoopbackServer", "ImageFixtures", "ExampleSupport"],
+            path: "Examples/ImageFeatures"
         ),
         .executableTarget(
             name: "JSONFeed",
@@ -51,7 +65,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "CustomUser",
-            dependencies: ["ManagedCache", "LoopbackServer"],
+            dependencies: ["ManagedCache", "LoopbackServer", "ExampleSupport"],
             path: "Examples/CustomUser"
         ),
         .executableTarget(
@@ -61,7 +75,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "CustomFileCache",
-            dependencies: ["ManagedCache", "LoopbackServer"],
+            dependencies: ["ManagedCache", "LoopbackServer", "ExampleSupport"],
             path: "Examples/CustomFileCache"
         ),
         // What the crash writer stores, shared by the writer and the tests that check it.
@@ -78,20 +92,36 @@ let package = Package(
             dependencies: ["ManagedCache", "ManagedCacheLocking", "LoopbackServer"],
             path: "Tests/DescriptorExhaustionChild"
         ),
+        // The body of the streaming-memory test, shared by the test and its child.
+        .target(name: "StreamingPayload", path: "Tests/StreamingPayload"),
+        // A child process for the streaming-memory test: downloads 200 MB and reports its peak memory.
+        .executableTarget(
+            name: "StreamingMemoryChild",
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "StreamingPayload"],
+            path: "Tests/StreamingMemoryChild"
+        ),
         .testTarget(
             name: "ManagedCacheTests",
             // The child executables are listed so that they are built before the tests that launch them.
             dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "CrashPayload", "FileCacheCrashWriter",
-                           "DescriptorExhaustionChild"]
+                           "DescriptorExhaustionChild", "StreamingPayload", "StreamingMemoryChild"]
         ),
         .testTarget(
             name: "ManagedCacheUIKitTests",
-            dependencies: ["ManagedCacheUIKit", "ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer"],
+            dependencies: [
+                "ManagedCacheUIKit", "ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "ImageFixtures",
+            ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "LoopbackServerTests",
             dependencies: ["LoopbackServer", "ManagedCacheLocking"]
+        ),
+        // Interoperability with a real nginx, which the tests start themselves (skipped, by
+        // name, where nginx is not installed; `.ci/run` installs it).
+        .testTarget(
+            name: "InteropTests",
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

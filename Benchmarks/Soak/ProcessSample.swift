@@ -1,4 +1,5 @@
 import Foundation
+import HeapProbe
 
 /// One sample of the process's resources: resident memory, open descriptors, threads.
 /// Read from `/proc/self` on Linux; elsewhere only what `getrusage`-free Foundation gives (nothing).
@@ -7,15 +8,21 @@ struct ProcessSample {
     var residentBytes: Int?
     var descriptors: Int?
     var threads: Int?
+    /// Bytes the C heap has handed out and not had back (glibc's `mallinfo2`: small blocks in use
+    /// plus mmapped blocks): the live heap, apart from what `malloc` keeps in free lists.
+    var heapInUseBytes: Int?
+    /// Requests the soak's server had answered when the sample was taken (set by the soak).
+    var requestsServed = 0
 
-    static func now(since start: ContinuousClock.Instant) -> ProcessSample {
-        let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    static func now(since start: Date) -> ProcessSample {
+        let seconds = Date().timeIntervalSince(start)
         #if os(Linux)
-        return ProcessSample(seconds: seconds, residentBytes: statusField("VmRSS"),
-                             descriptors: entries("/proc/self/fd"), threads: entries("/proc/self/task"))
+        return ProcessSample(
+            seconds: seconds, residentBytes: statusField("VmRSS"),
+            descriptors: entries("/proc/self/fd"), threads: entries("/proc/self/task"),
+            heapInUseBytes: heapInUse())
         #else
-        return ProcessSample(seconds: seconds, residentBytes: nil, descriptors: nil, threads: nil)
+        return ProcessSample(seconds: seconds, residentBytes: nil, descriptors: nil, threads: nil, heapInUseBytes: nil)
         #endif
     }
 
@@ -33,6 +40,11 @@ struct ProcessSample {
     }
 
     #if os(Linux)
+    private static func heapInUse() -> Int? {
+        let bytes = heap_probe_bytes_in_use()
+        return bytes < 0 ? nil : Int(bytes)
+    }
+
     private static func entries(_ path: String) -> Int? {
         (try? FileManager.default.contentsOfDirectory(atPath: path)).map(\.count)
     }

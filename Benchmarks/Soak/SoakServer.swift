@@ -1,6 +1,6 @@
 import Foundation
 import LoopbackServer
-import Synchronization
+import ManagedCacheLocking
 
 /// The soak's loopback server: a few hundred keys, most served well, some slowly, some answering
 /// `404` or `503`, some resetting the connection mid-body on their first request (then served,
@@ -29,15 +29,16 @@ enum SoakRoutes {
         var state = UInt64(index) &* 0x9E37_79B9_7F4A_7C15 | 1
         var bytes = [UInt8](repeating: 0, count: count)
         for position in bytes.indices {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             bytes[position] = UInt8(truncatingIfNeeded: state >> 33)
         }
         return Data(bytes)
     }
 
     static func start() throws -> LoopbackServer {
-        let server = try LoopbackServer()
-        let resetDone = Mutex<Set<Int>>([])
+        // Keeps no request log: the soak measures the engine's memory, not the server's.
+        let server = try LoopbackServer(configuration: .init(recordedRequestsPerPath: 0))
+        let resetDone = Lock<Set<Int>>([])
         server.setFallback { request in
             let parts = request.path.split(separator: "/")
             guard parts.count == 2, parts[0] == "k", let index = Int(parts[1]) else { return nil }

@@ -1,7 +1,7 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 /// What a soak object is: the bytes' length and FNV-1a hash, compared with the key's own.
 struct SoakObject: Sendable, Hashable {
@@ -29,8 +29,9 @@ final class SoakUser: ManagedObjectUser {
     let key: Int
     private let expected: SoakObject?
     private let tally: SoakTally
-    private let finals = Atomic<Int>(0)
-    private let failed = Atomic<Bool>(false)
+    private let finals = Lock<Int>(0)
+    private let failed = Lock<Bool>(false)
+    private let history = Lock<[String]>([])
 
     init(key: Int, url: URL, expected: SoakObject?, onMainQueue: Bool, tally: SoakTally) {
         self.key = key
@@ -41,19 +42,32 @@ final class SoakUser: ManagedObjectUser {
     }
 
     /// Whether the request got its final callback.
-    var isAnswered: Bool { finals.load(ordering: .relaxed) > 0 }
+    var isAnswered: Bool { finals.withLock { $0 } > 0 }
 
     func managedObjectReady(_ object: SoakObject, origin: DataOrigin, request: ObjectRequest) {
         // A ready user stays attached: a revalidation may bring the object again. After a
         // failure, nothing more may come.
-        if failed.load(ordering: .relaxed) { tally.count(.toldAfterFailure) }
-        finals.add(1, ordering: .relaxed)
+        let history = history.withLock {
+            $0.append("ready(\(origin))")
+            return $0
+        }
+        if failed.withLock({ $0 }) { tally.count(.toldAfterFailure, detail: "key \(key): \(history)") }
+        finals.withLock { $0 += 1 }
         if object == expected { tally.count(.ready) } else { tally.count(.wrongObject) }
     }
 
     func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
-        if finals.add(1, ordering: .relaxed).newValue > 1 { tally.count(.toldAfterFailure) }
-        failed.store(true, ordering: .relaxed)
+        let history = history.withLock {
+            $0.append("failed(\(error))")
+            return $0
+        }
+        if finals.withLock({
+            $0 += 1
+            return $0
+        }) > 1 {
+            tally.count(.toldAfterFailure, detail: "key \(key): \(history)")
+        }
+        failed.withLock { $0 = true }
         switch error {
         case .cancelled: tally.count(.cancelled)
         case .httpStatus, .recentlyFailed: tally.count(expected == nil ? .refused : .wrongFailure)
@@ -69,9 +83,20 @@ final class SoakTally: Sendable {
         case ready, cancelled, refused, failed, wrongObject, wrongFailure, toldAfterFailure
     }
 
-    private let counts = Mutex<[Int]>(Array(repeating: 0, count: Outcome.allCases.count))
+    private let counts = Lock<[Int]>(Array(repeating: 0, count: Outcome.allCases.count))
+
+    private let details = Lock<[String]>([])
 
     func count(_ outcome: Outcome) { counts.withLock { $0[outcome.rawValue] += 1 } }
+
+    /// Counts an outcome that fails the soak and keeps what happened (the first ten).
+    func count(_ outcome: Outcome, detail: String) {
+        count(outcome)
+        details.withLock { if $0.count < 10 { $0.append(detail) } }
+    }
+
+    /// What the failing outcomes were (the first ten).
+    var failureDetails: [String] { details.withLock { $0 } }
     subscript(_ outcome: Outcome) -> Int { counts.withLock { $0[outcome.rawValue] } }
 }
 
@@ -99,8 +124,9 @@ struct SoakThread {
             var kept: [SoakUser] = []
             for _ in 0..<12 {
                 let key = (window + Int(random.next() % 24)) % keyCount
-                let user = SoakUser(key: key, url: server.url("/k/\(key)"), expected: expected[key],
-                                    onMainQueue: random.next() % 4 == 0, tally: tally)
+                let user = SoakUser(
+                    key: key, url: server.url("/k/\(key)"), expected: expected[key],
+                    onMainQueue: random.next() % 4 == 0, tally: tally)
                 manager.manage(user)
                 operations += 1
                 if random.next() % 3 != 0 { kept.append(user) }  // a third released before their load ends
@@ -130,14 +156,14 @@ struct SoakRandom {
 
 /// A flag and a counter threads and closures share.
 final class SoakFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .relaxed) }
-    func set() { value.store(true, ordering: .relaxed) }
+    private let value = Lock<Bool>(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }
 
 final class SoakCounter: Sendable {
-    private let value = Atomic<Int>(0)
-    var count: Int { value.load(ordering: .relaxed) }
-    func increment() { value.add(1, ordering: .relaxed) }
-    func raise(to candidate: Int) { value.max(candidate, ordering: .relaxed) }
+    private let value = Lock<Int>(0)
+    var count: Int { value.withLock { $0 } }
+    func increment() { value.withLock { $0 += 1 } }
+    func raise(to candidate: Int) { value.withLock { $0 = max($0, candidate) } }
 }

@@ -6,20 +6,29 @@ let options = BenchmarkOptions(arguments: Array(CommandLine.arguments.dropFirst(
 if let childArguments = options.memoryChild {
     exit(MemoryFootprintChild(arguments: childArguments).run())
 }
-let runner = BenchmarkRunner(options: options, scenarios: [
-    CRC32Scenario(),
-    MemoryCacheLookupScenario(),
-    MemoryCacheInsertScenario(),
-    ManageHitScenario(),
-    CoalescingScenario(),
-    NetworkThroughputScenario(),
-    FileCacheThroughputScenario(),
-    FileCacheHitScenario(),
-    FileCacheColdReadScenario(),
-    BigFileCacheOpenScenario(),
-    BigFileCacheTrimScenario(),
-    MemoryFootprintScenario(),
-    ScrollScenario(),
-    RevalidationScenario(),
-])
+if let childArguments = options.streamingChild {
+    exit(StreamingMemoryChild(arguments: childArguments).run())
+}
+let runner = BenchmarkRunner(
+    options: options,
+    scenarios: [
+        CRC32Scenario(),
+        MemoryCacheLookupScenario(),
+        MemoryCacheInsertScenario(),
+        ManageHitScenario(),
+        ManageLatencyScenario(),
+        CoalescingScenario(),
+        NetworkThroughputScenario(),
+        FileCacheThroughputScenario(),
+        FileCacheHitScenario(),
+        FileCacheColdReadScenario(),
+        FileCacheWriteScenario(),
+        BigFileCacheOpenScenario(),
+        FileCacheFirstHitScenario(),
+        BigFileCacheTrimScenario(),
+        MemoryFootprintScenario(),
+        StreamingMemoryScenario(),
+        ScrollScenario(),
+        RevalidationScenario(),
+    ])
 exit(runner.run())

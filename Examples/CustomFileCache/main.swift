@@ -1,3 +1,4 @@
+import ExampleSupport
 // A file cache written by the app and swapped into the manager: the smallest useful
 // `FileCaching`, keeping each entry as one file named by a counter, with an in-memory index.
 // (The shipped `FileCache` adds limits, LRU, a persisted index, crash safety and checksums.)
@@ -6,12 +7,11 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
-import Synchronization
 
 final class TinyFileCache: FileCaching {
     private let directory: URL
-    private let index = Mutex<[String: FileCacheEntry]>([:])
-    private let counter = Atomic<Int>(0)
+    private let index = Locked<[String: FileCacheEntry]>([:])
+    private let counter = Locked<Int>(0)
 
     init(directory: URL) throws {
         self.directory = directory
@@ -29,7 +29,10 @@ final class TinyFileCache: FileCaching {
     }
 
     func makeWriter(forKey key: String) throws -> any FileCacheWriter {
-        let number = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        let number = counter.withLock {
+            $0 += 1
+            return $0
+        }
         return Writer(cache: self, key: key, url: directory.appendingPathComponent("entry-\(number)"))
     }
 
@@ -58,7 +61,7 @@ final class TinyFileCache: FileCaching {
     /// Collects the bytes in memory and writes them with one atomic write on commit.
     private final class Writer: FileCacheWriter {
         let cache: TinyFileCache, key: String, url: URL
-        let buffer = Mutex(Data())
+        let buffer = Locked(Data())
 
         init(cache: TinyFileCache, key: String, url: URL) { (self.cache, self.key, self.url) = (cache, key, url) }
 
@@ -91,5 +94,6 @@ let nextLaunch = ObjectManager(configuration: configuration)
 let second = try await nextLaunch.object(for: request, decoder: DataDecoder())
 print("first:  \(String(decoding: first, as: UTF8.self))")
 print("second: \(String(decoding: second, as: UTF8.self))")
-print("HTTP requests: \(server.requestCount(for: "/greeting.txt")), file-cache hits on the next launch: "
-    + "\(nextLaunch.statistics.fileCacheHits), entries in TinyFileCache: \(configuration.fileCache!.statistics.count)")
+print(
+    "HTTP requests: \(server.requestCount(for: "/greeting.txt")), file-cache hits on the next launch: "
+        + "\(nextLaunch.statistics.fileCacheHits), entries in TinyFileCache: \(configuration.fileCache!.statistics.count)")

@@ -1,5 +1,6 @@
+import ExampleSupport
 // Users that are not images, in the three shapes the README's recipes describe: a thread-safe
-// user (a label whose mutable text sits in a `Mutex`), a main-actor user (a view model with plain
+// user (a label whose mutable text sits behind a lock), a main-actor user (a view model with plain
 // mutable properties, as a view controller or a cell would have), and an `async` caller with no
 // user at all. The manager downloads the poem once and shares the decoded word count.
 //
@@ -7,7 +8,6 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
-import Synchronization
 
 /// Decodes text into its word count.
 struct WordCounter: ObjectDecoding {
@@ -17,11 +17,11 @@ struct WordCounter: ObjectDecoding {
 }
 
 // 1. A thread-safe user: called on whichever thread finished the work, so it must be `Sendable`;
-//    its one mutable field sits in a `Mutex`.
+//    its one mutable field sits behind a lock (`Locked`, an `NSLock`; `Mutex` needs iOS 18).
 final class WordCountLabel: ManagedObjectUser {
     let objectRequest: ObjectRequest?
     let objectDecoder = WordCounter()
-    let text = Mutex("…")
+    let text = Locked("…")
 
     init(url: URL) { objectRequest = ObjectRequest(url: url) }
 
@@ -70,12 +70,14 @@ let manager = ObjectManager()
 /// Waits (bounded, letting the main actor run the callbacks) until `done` holds.
 @MainActor func wait(until done: () -> Bool) async {
     let deadline = Date().addingTimeInterval(10)
-    while !done(), Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    while !done(), Date() < deadline { try? await Task.sleep(nanoseconds: 10_000_000) }
 }
 
 print("thread-safe users:")
-let labels = [WordCountLabel(url: server.url("/poem.txt")), WordCountLabel(url: server.url("/poem.txt")),
-              WordCountLabel(url: server.url("/missing.txt"))]
+let labels = [
+    WordCountLabel(url: server.url("/poem.txt")), WordCountLabel(url: server.url("/poem.txt")),
+    WordCountLabel(url: server.url("/missing.txt")),
+]
 for label in labels { manager.manage(label) }
 await wait { !labels.contains { $0.text.withLock { $0 } == "…" } }
 for label in labels { print("  " + label.text.withLock { $0 }) }

@@ -17,11 +17,15 @@ struct Feed: Codable, Sendable {
 
 // A local API server, so the example runs anywhere, offline.
 let server = try LoopbackServer()
-let feedJSON = try JSONEncoder().encode(Feed(posts: (1...5).map {
-    Feed.Post(id: $0, author: ["ana", "bo", "cy"][$0 % 3], text: "post number \($0)")
-}))
-server.setRoute("/api/feed.json", LoopbackResponse.ok(feedJSON, contentType: "application/json")
-    .behaving(.delayed(seconds: 0.2)))
+let feedJSON = try JSONEncoder().encode(
+    Feed(
+        posts: (1...5).map {
+            Feed.Post(id: $0, author: ["ana", "bo", "cy"][$0 % 3], text: "post number \($0)")
+        }))
+server.setRoute(
+    "/api/feed.json",
+    LoopbackResponse.ok(feedJSON, contentType: "application/json")
+        .behaving(.delayed(seconds: 0.2)))
 
 let manager = ObjectManager()
 let request = ObjectRequest(url: server.url("/api/feed.json"))
@@ -47,9 +51,10 @@ let feed = try await manager.object(for: request, decoder: decoder)
 print("await:    first post is \"\(feed.posts[0].text)\"")
 
 let statistics = manager.statistics
-print("""
+print(
+    """
 
-requests: \(statistics.requests), HTTP requests: \(statistics.networkRequests), \
-decodes: \(statistics.decodes), memory hits: \(statistics.memoryHits), coalesced: \(statistics.coalescedJoins)
-""")
+    requests: \(statistics.requests), HTTP requests: \(statistics.networkRequests), \
+    decodes: \(statistics.decodes), memory hits: \(statistics.memoryHits), coalesced: \(statistics.coalescedJoins)
+    """)
 precondition(statistics.networkRequests == 1 && statistics.decodes == 1, "one download, one decode")

@@ -1,5 +1,6 @@
 // Large files: three "PDFs" (8 MB each) streamed straight into a `BigFileCache` with a progress
-// bar, handed back as file URLs (never copied into memory), then read back from disk.
+// bar (redrawn in place on a terminal, plain lines in a pipe), handed back as file URLs (never
+// copied into memory), then read back from disk.
 //
 //     swift run LargeFiles
 import Foundation
@@ -14,8 +15,10 @@ let documents = (1...3).map { index -> Data in
     return bytes
 }
 for (index, document) in documents.enumerated() {
-    server.setRoute("/docs/\(index + 1).pdf", LoopbackResponse.ok(document, contentType: "application/pdf")
-        .caching(etag: "\"doc-\(index + 1)\""))
+    server.setRoute(
+        "/docs/\(index + 1).pdf",
+        LoopbackResponse.ok(document, contentType: "application/pdf")
+            .caching(etag: "\"doc-\(index + 1)\""))
 }
 
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ManagedCacheLargeFilesExample")
@@ -25,44 +28,67 @@ configuration.fileCache = try BigFileCache(directory: directory, configuration: 
 configuration.inMemoryThreshold = 1 << 20  // bodies over 1 MiB go to disk only
 let manager = ObjectManager(configuration: configuration)
 
-/// Draws `[#####.....]  42%` on one line.
-func bar(_ progress: LoadProgress, label: String) -> String {
-    let fraction = progress.fractionCompleted ?? 0
-    let filled = Int(fraction * 30)
-    return "\r\(label) [" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
-        + "] " + String(format: "%3.0f%%", fraction * 100)
+/// The progress of one download: a bar redrawn in place on a terminal, plain lines elsewhere
+/// (a pipe, a CI log), where a carriage return would pile every redraw onto one long line.
+struct ProgressBar {
+    static let isTerminal = isatty(STDOUT_FILENO) == 1
+    let label: String
+    var shown = -1  // the last percentage (terminal) or quarter (plain lines) shown
+
+    mutating func update(_ progress: LoadProgress) {
+        let fraction = progress.fractionCompleted ?? 0
+        let percent = Int(fraction * 100)
+        if Self.isTerminal {
+            guard percent != shown else { return }
+            shown = percent
+            let filled = Int(fraction * 40)
+            let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 40 - filled)
+            let received = "\(progress.receivedBytes / 1_000_000) MB"
+            write("\r\(label) [\(bar)] \(String(format: "%3d%%", percent)) \(received)\u{1B}[K")
+        } else if percent / 25 > shown {
+            shown = percent / 25
+            write("\(label): \(percent) % (\(progress.receivedBytes) bytes)\n")
+        }
+    }
+
+    /// Ends the bar's line on a terminal, so the next output starts on a line of its own.
+    func finish() { if Self.isTerminal { write("\n") } }
+
 }
+
+/// Every line goes out unbuffered, in order with the bar (print's buffer would hold lines back in a pipe).
+func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
 
 for index in 1...3 {
     let request = ObjectRequest(url: server.url("/docs/\(index).pdf"), oid: "document-\(index)")
-    var lastDrawn = -1
+    var bar = ProgressBar(label: "document \(index)")
     for try await event in manager.loadEvents(for: request, decoder: FileURLDecoder()) {
         switch event {
         case .progress(let progress):
-            let percent = Int((progress.fractionCompleted ?? 0) * 100)
-            if percent != lastDrawn {
-                lastDrawn = percent
-                FileHandle.standardOutput.write(Data(bar(progress, label: "document \(index)").utf8))
-            }
+            bar.update(progress)
         case .object(let file, let origin):
-            let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int ?? 0
-            print("\ndocument \(index): \(size) bytes at \(file.lastPathComponent) (from \(origin))")
+            bar.finish()
+            let size = try FileManager.default.attributesOfItem(atPath: file.url.path)[.size] as? Int ?? 0
+            write("document \(index): \(size) bytes in the cache's file \(file.url.lastPathComponent.prefix(12))…, from \(origin)\n")
         }
     }
 }
 
 // Ask again: the file cache answers with the same files, no download.
 manager.removeAllObjects()
-let again = try await manager.object(for: ObjectRequest(url: server.url("/docs/2.pdf"), oid: "document-2"),
-                                     decoder: FileURLDecoder())
-let handle = try FileHandle(forReadingFrom: again)
+let again = try await manager.object(
+    for: ObjectRequest(url: server.url("/docs/2.pdf"), oid: "document-2"),
+    decoder: FileURLDecoder())
+let handle = try FileHandle(forReadingFrom: again.url)
 let header = String(decoding: try handle.read(upToCount: 8) ?? Data(), as: UTF8.self)
 try handle.close()
 let statistics = manager.statistics
-print("""
+write(
+    """
 
-again: \(again.lastPathComponent) starts with "\(header)"
-downloads: \(statistics.networkLoads), file-cache hits: \(statistics.fileCacheHits), \
-downloaded: \(statistics.bytesDownloaded / 1_000_000) MB
-file cache: \(configuration.fileCache!.statistics.count) entries, \(configuration.fileCache!.statistics.totalBytes / 1_000_000) MB
-""")
+    again: the same file \(again.url.lastPathComponent.prefix(12))…, starting with "\(header)"
+    downloads: \(statistics.networkLoads), file-cache hits: \(statistics.fileCacheHits), \
+    downloaded: \(statistics.bytesDownloaded / 1_000_000) MB
+    file cache: \(configuration.fileCache!.statistics.count) entries, \(configuration.fileCache!.statistics.totalBytes / 1_000_000) MB
+
+    """)

@@ -75,7 +75,8 @@ struct CeilingClient: ~Copyable {
     private static func contentLength(in head: String) -> Int? {
         for line in head.split(separator: "\r\n") {
             guard let colon = line.firstIndex(of: ":"),
-                  line[..<colon].lowercased() == "content-length" else { continue }
+                line[..<colon].lowercased() == "content-length"
+            else { continue }
             return Int(line[line.index(after: colon)...].drop { $0 == " " })
         }
         return nil

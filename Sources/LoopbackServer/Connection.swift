@@ -50,7 +50,7 @@ struct Connection {
     private mutating func serveOneRequest() -> Ending {
         let head: RequestHead
         switch readHead() {
-        case let .head(parsed): head = parsed
+        case .head(let parsed): head = parsed
         case .closed: return .drop
         case .malformed: return reject(.status(400, body: Data("malformed request\n".utf8)))
         case .tooLarge: return reject(.status(431))
@@ -72,7 +72,7 @@ struct Connection {
     private func deliver(_ plan: ResponsePlan) -> Ending {
         let shaping = server.shaping
         var delay = shaping.latency
-        if case let .delayed(seconds) = plan.behavior { delay += seconds }
+        if case .delayed(let seconds) = plan.behavior { delay += seconds }
         if delay > 0 && !server.wake.sleep(seconds: delay) { return .drop }
 
         let body = plan.body
@@ -80,15 +80,33 @@ struct Connection {
         switch plan.behavior {
         case .normal, .delayed:
             return write(plan.head, body, bytesPerSecond: shaping.bytesPerSecond) ? afterBody : .drop
-        case let .stall(count):
+        case .stall(let count):
             return write(plan.head, Self.prefix(body, count), bytesPerSecond: shaping.bytesPerSecond) ? .stall : .drop
-        case let .truncate(count, _):
+        case .truncate(let count, _):
             return write(plan.head, Self.prefix(body, count), bytesPerSecond: shaping.bytesPerSecond) ? .close : .drop
-        case let .reset(count):
+        case .reset(let count):
             return write(plan.head, Self.prefix(body, count), bytesPerSecond: shaping.bytesPerSecond) ? .abort : .drop
-        case let .drip(chunkSize, interval):
+        case .drip(let chunkSize, let interval):
             return drip(plan.head, body, chunkSize: max(1, chunkSize), interval: interval) ? afterBody : .drop
+        case .gated(let gate):
+            return sendGated(plan.head, body, gate: gate) ? afterBody : .drop
         }
+    }
+
+    /// Writes the head, then the body piece by piece as `gate` releases them.
+    private func sendGated(_ head: [UInt8], _ body: Data, gate: BodyGate) -> Bool {
+        server.statistics.addHeadBytes(head.count)
+        guard Socket.sendAll(fd, head) else { return false }
+        for (index, range) in gate.pieces(ofLength: body.count).enumerated() {
+            while !gate.maySend(piece: index) {
+                guard server.wake.sleep(seconds: 0.002) else { return false }
+            }
+            let piece = body[(body.startIndex + range.lowerBound)..<(body.startIndex + range.upperBound)]
+            guard piece.withUnsafeBytes({ Socket.sendAll(fd, $0) }) else { return false }
+            server.statistics.addBodyBytes(piece.count)
+            gate.didSend()
+        }
+        return true
     }
 
     private static func prefix(_ body: Data, _ count: Int) -> Data {

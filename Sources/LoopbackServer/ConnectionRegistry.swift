@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import ManagedCacheLocking
-import Synchronization
 
 /// The open connections and running threads of one server, so `stop()` can end them all.
 ///
@@ -23,15 +22,15 @@ final class ConnectionRegistry: Sendable {
     private static let threadStackSize = 1 << 20
 
     private let state = Lock(State())
-    private let openSockets = Atomic<Int>(0)
-    private let runningThreads = Atomic<Int>(0)
+    private let openSockets = Lock<Int>(0)
+    private let runningThreads = Lock<Int>(0)
     private let threads = DispatchGroup()
 
     /// Connections currently open.
-    var openCount: Int { openSockets.load(ordering: .relaxed) }
+    var openCount: Int { openSockets.withLock { $0 } }
 
     /// Threads currently running (the accept thread and one per connection).
-    var threadCount: Int { runningThreads.load(ordering: .acquiring) }
+    var threadCount: Int { runningThreads.withLock { $0 } }
 
     /// Registers an accepted socket; false when the server is stopping (the caller closes it).
     func register(_ fd: Int32) -> Bool {
@@ -39,7 +38,7 @@ final class ConnectionRegistry: Sendable {
             guard !state.isStopped else { return false }
             state.sockets.insert(fd)
             state.peakCount = max(state.peakCount, state.sockets.count)
-            openSockets.add(1, ordering: .relaxed)
+            openSockets.withLock { $0 += 1 }
             return true
         }
     }
@@ -55,20 +54,20 @@ final class ConnectionRegistry: Sendable {
     /// Unregisters a socket its owner is about to close.
     func unregister(_ fd: Int32) {
         state.withLock { state in
-            if state.sockets.remove(fd) != nil { openSockets.subtract(1, ordering: .relaxed) }
+            if state.sockets.remove(fd) != nil { openSockets.withLock { $0 -= 1 } }
         }
     }
 
     /// Runs `body` on a new thread, counted until it returns.
     func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
         threads.enter()
-        runningThreads.add(1, ordering: .relaxed)
+        runningThreads.withLock { $0 += 1 }
         let thread = Thread { [self] in
             let current = ObjectIdentifier(Thread.current)
             state.withLock { _ = $0.threads.insert(current) }
             body()
             state.withLock { _ = $0.threads.remove(current) }
-            runningThreads.subtract(1, ordering: .releasing)
+            runningThreads.withLock { $0 -= 1 }
             threads.leave()
         }
         thread.name = name

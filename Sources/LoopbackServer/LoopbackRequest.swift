@@ -1,3 +1,5 @@
+import Foundation
+
 /// One HTTP request as the server received it: what handlers see and what the server records.
 public struct LoopbackRequest: Sendable {
     /// The method, as sent (`GET`, `HEAD`, ...).
@@ -8,13 +10,22 @@ public struct LoopbackRequest: Sendable {
     public var query: String
     /// The header fields in the order they were sent, names as sent.
     public var headers: [(name: String, value: String)]
+    /// When the server had read the request's head: the moment the request reached the server.
+    /// Tests compare it with the client's own clock readings (the same process, the same clock).
+    /// A `Date` (not `ContinuousClock`, which needs macOS 13 / iOS 16).
+    public var receivedAt: Date
 
-    /// Creates a request; the server builds these, tests may build their own for handlers.
-    public init(method: String, path: String, query: String = "", headers: [(name: String, value: String)] = []) {
+    /// Creates a request; the server builds these (`receivedAt` is when it read the head), tests
+    /// may build their own for handlers.
+    public init(
+        method: String, path: String, query: String = "", headers: [(name: String, value: String)] = [],
+        receivedAt: Date = Date()
+    ) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers
+        self.receivedAt = receivedAt
     }
 
     /// The path followed by `?query` when there is a query: the request target as sent.

@@ -25,6 +25,9 @@ public struct LoopbackResponse: Sendable {
         case reset(afterBodyBytes: Int)
         /// Sends the body `chunkSize` bytes at a time, waiting `interval` seconds between chunks.
         case drip(chunkSize: Int, interval: Double)
+        /// Sends the body in the pieces `gate` cuts it into, each after the first only once the
+        /// test releases it (see `BodyGate`).
+        case gated(BodyGate)
     }
 
     /// The status code for a plain request (see the type's notes for conditional and range requests).

@@ -8,12 +8,19 @@ extension LoopbackServer {
         /// Whether connections stay open between requests (HTTP/1.1 keep-alive). When false,
         /// every response says `Connection: close` and the connection closes after it.
         public var keepAlive: Bool
+        /// How many of each path's latest requests `recordedRequests(for:)` keeps (counts are
+        /// always exact). 1,000 by default; a long-running program that never inspects requests
+        /// sets a small number, so the log does not grow with every request (a soak's memory
+        /// check would measure the log, not the client).
+        public var recordedRequestsPerPath: Int
 
-        /// Creates a configuration; the defaults are an unshaped keep-alive server.
-        public init(latency: Double = 0, bytesPerSecond: Int? = nil, keepAlive: Bool = true) {
+        /// Creates a configuration; the defaults are an unshaped keep-alive server that keeps
+        /// each path's last 1,000 requests.
+        public init(latency: Double = 0, bytesPerSecond: Int? = nil, keepAlive: Bool = true, recordedRequestsPerPath: Int = 1_000) {
             self.latency = latency
             self.bytesPerSecond = bytesPerSecond
             self.keepAlive = keepAlive
+            self.recordedRequestsPerPath = max(0, recordedRequestsPerPath)
         }
     }
 }

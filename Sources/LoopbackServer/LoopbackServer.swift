@@ -14,12 +14,14 @@ import Foundation
 //   resetStatistics()
 //   LoopbackServer.measureCeiling(requests:concurrency:bodySize:) throws -> Double  // requests/s, raw sockets
 //
-//   LoopbackRequest: method, path, query, headers, target, header(name) (case-insensitive)
+//   LoopbackRequest: method, path, query, headers, receivedAt (when the head was read), target,
+//     header(name) (case-insensitive)
 //   LoopbackResponse: status, headers, body, contentType, behavior, etag, lastModified,
 //     cacheControl, expires, supportsRanges; .ok(data, contentType:), .status(code, body:),
 //     .redirect(to:status:), .behaving(behavior), .caching(etag:lastModified:cacheControl:expires:)
 //   LoopbackResponse.Behavior: .normal, .delayed(seconds:), .stall(afterBodyBytes:),
-//     .truncate(afterBodyBytes:sendContentLength:), .reset(afterBodyBytes:), .drip(chunkSize:interval:)
+//     .truncate(afterBodyBytes:sendContentLength:), .reset(afterBodyBytes:), .drip(chunkSize:interval:),
+//     .gated(BodyGate(breaks:))  // pieces sent as the test calls gate.release()
 //
 // Example
 //   let server = try LoopbackServer()

@@ -15,9 +15,9 @@ public enum LoopbackServerError: Error, Sendable, Equatable, CustomStringConvert
     /// A readable explanation, with the system's message for `errno`.
     public var description: String {
         switch self {
-        case let .system(call, code):
+        case .system(let call, let code):
             return "\(call) failed: \(String(cString: strerror(code))) (errno \(code))"
-        case let .unexpectedResponse(detail):
+        case .unexpectedResponse(let detail):
             return "unexpected response: \(detail)"
         }
     }

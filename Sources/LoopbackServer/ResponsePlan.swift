@@ -28,7 +28,7 @@ struct ResponsePlan {
                 body = Data()
             } else if response.supportsRanges, let range = request.header("Range"), Self.ifRangeAllows(request, response) {
                 switch ByteRange(header: range, length: body.count) {
-                case let .satisfiable(lower, upper):
+                case .satisfiable(let lower, let upper):
                     status = 206
                     contentRange = "bytes \(lower)-\(upper)/\(body.count)"
                     body = body[(body.startIndex + lower)...(body.startIndex + upper)]

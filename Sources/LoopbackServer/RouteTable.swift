@@ -46,9 +46,9 @@ final class RouteTable: Sendable {
             return (withQuery ?? state.routes[request.path], state.fallback)
         }
         switch route {
-        case let .fixed(response):
+        case .fixed(let response):
             return response
-        case let .dynamic(handler):
+        case .dynamic(let handler):
             return handler(request)
         case nil:
             return fallback?(request) ?? .status(404, body: Data("no route for \(request.path)\n".utf8))

@@ -1,9 +1,10 @@
+import ManagedCacheLocking
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ManagedCacheLocking
 
 /// Everything a running server shares between its accept thread and connection threads.
 ///
@@ -23,7 +24,7 @@ final class ServerCore: Sendable {
     private static let stopTimeout = 5.0
 
     let routes = RouteTable()
-    let statistics = RequestStatistics()
+    let statistics: RequestStatistics
     let registry = ConnectionRegistry()
     let wake: WakeSignal
     let keepAlive: Bool
@@ -37,10 +38,12 @@ final class ServerCore: Sendable {
         wake = try WakeSignal()
         (listener, port) = try Socket.makeLoopbackListener(backlog: 256)
         keepAlive = configuration.keepAlive
-        shapingState = Lock(Shaping(
-            latency: max(0, configuration.latency),
-            bytesPerSecond: configuration.bytesPerSecond.map { max(1, $0) }
-        ))
+        statistics = RequestStatistics(recordLimit: configuration.recordedRequestsPerPath)
+        shapingState = Lock(
+            Shaping(
+                latency: max(0, configuration.latency),
+                bytesPerSecond: configuration.bytesPerSecond.map { max(1, $0) }
+            ))
         registry.startThread(name: "LoopbackServer \(port) accept") { [self] in acceptLoop() }
     }
 

@@ -1,10 +1,11 @@
+import Dispatch
+import ManagedCacheLocking
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
-import Synchronization
 
 /// A one-shot "the server is stopping" signal that interrupts every wait in the server.
 ///
@@ -26,7 +27,7 @@ final class WakeSignal: Sendable {
 
     private let readFD: Int32
     private let writeFD: Int32
-    private let raisedFlag = Atomic<Bool>(false)
+    private let raisedFlag = Lock<Bool>(false)
 
     /// Creates the pipe.
     init() throws(LoopbackServerError) {
@@ -42,11 +43,15 @@ final class WakeSignal: Sendable {
     }
 
     /// Whether `raise()` was called.
-    var isRaised: Bool { raisedFlag.load(ordering: .acquiring) }
+    var isRaised: Bool { raisedFlag.withLock { $0 } }
 
     /// Wakes every current and future wait. Idempotent.
     func raise() {
-        guard !raisedFlag.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let wasRaised = raisedFlag.withLock { raised in
+            defer { raised = true }
+            return raised
+        }
+        guard !wasRaised else { return }
         var byte: UInt8 = 1
         _ = write(writeFD, &byte, 1)
     }

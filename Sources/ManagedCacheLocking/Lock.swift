@@ -1,5 +1,7 @@
-#if MANAGEDCACHE_TSAN
-#if canImport(Glibc)
+#if !MANAGEDCACHE_SWIFT_MUTEX
+#if canImport(os)
+import os
+#elseif canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -7,43 +9,100 @@ import Darwin
 
 /// A value guarded by a lock: the package's one locking primitive.
 ///
-/// In normal builds `Lock` is `Synchronization.Mutex`. ThreadSanitizer cannot see `Mutex` on
-/// Linux (it waits on a raw futex that TSan does not intercept), so every access under it looks
-/// like a race. Builds made for TSan (`swift test --sanitize=thread -Xswiftc -DMANAGEDCACHE_TSAN`) use this
-/// pthread-mutex version instead, which TSan understands, so its reports are about real races.
+/// Which lock, and why:
+/// - **Apple platforms**: an `os_unfair_lock`. `Synchronization.Mutex` needs iOS 18, macOS 15,
+///   tvOS 18, watchOS 11, visionOS 2, and the package supports iOS 15, macOS 12, tvOS 15,
+///   watchOS 8 and visionOS 1; `os_unfair_lock` exists on all of them (iOS 10, macOS 10.12), is
+///   what `Mutex` uses there itself, and donates the waiter's priority to the holder (a main
+///   thread waiting in `manage` lifts the background thread that holds the lock).
+/// - **Linux**: a default pthread mutex, not `Synchronization.Mutex`. Measured with the
+///   `manage-latency` benchmark (issue 20): `Mutex` on Linux spins in user space before it waits
+///   on a priority-inheritance futex, and on a busy 2-core machine the spinning waiters take the
+///   CPU from the thread that holds the lock; `manage`'s p99 under load was 1.2–1.6 ms for a
+///   memory hit with `Mutex` and 0.11–0.16 ms with the pthread mutex, in the same runs. An
+///   uncontended lock costs about the same. ThreadSanitizer also sees this lock (it cannot see
+///   `Mutex`'s futex on Linux), so one lock serves every build.
+/// - `-Xswiftc -DMANAGEDCACHE_SWIFT_MUTEX` makes `Lock` a typealias of `Mutex` instead, to compare.
+///
+/// It has the same `init(_:)` and `withLock(_:)` as `Mutex`.
 public final class Lock<Value>: @unchecked Sendable {
-    // Safe to be Sendable: `value` is only read or written inside `withLock`, between
-    // pthread_mutex_lock and pthread_mutex_unlock on `mutex`, which is never copied or moved
-    // (it lives in its own allocation for the object's lifetime).
+    // Safe to be Sendable: `value` is only read or written inside `withLock`, between the lock and
+    // the unlock of `lock`, and the lock is never copied or moved: it lives in its own allocation
+    // for the object's lifetime (an `os_unfair_lock` or a pthread mutex must keep its address;
+    // a stored property passed `inout` would not).
     private var value: Value
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    #if canImport(os)
+    private let lock: UnsafeMutablePointer<os_unfair_lock>
+    #else
+    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+    #endif
 
     /// Creates a lock guarding `initialValue`.
     public init(_ initialValue: Value) {
         value = initialValue
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        lock = .allocate(capacity: 1)
+        #if canImport(os)
+        lock.initialize(to: os_unfair_lock())
+        #else
+        lock.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(lock, nil)
+        #endif
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        #if !canImport(os)
+        pthread_mutex_destroy(lock)
+        #endif
+        lock.deinitialize(count: 1)
+        lock.deallocate()
     }
 
-    /// Runs `body` with exclusive access to the value.
+    /// Runs `body` with exclusive access to the value. Not reentrant: `body` must not take this
+    /// lock again.
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        #if canImport(os)
+        os_unfair_lock_lock(lock)
+        defer { os_unfair_lock_unlock(lock) }
+        #else
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        #endif
         return try body(&value)
     }
 }
+
+/// A `Lock` that several objects can hold: an object to share. In this build `Lock` is one.
+public typealias SharedLock<Value> = Lock<Value>
+
+/// The closure `withLock` takes, for wrappers that pass one through (`Mutex` takes
+/// `sending` values, see the comparison build below).
+public typealias LockBody<Value, Result, Failure: Error> = (inout Value) throws(Failure) -> Result
 #else
+// portability-lint: allow a comparison build on Linux only (-DMANAGEDCACHE_SWIFT_MUTEX)
 import Synchronization
 
-/// A value guarded by a lock: the package's one locking primitive, `Synchronization.Mutex`.
-///
-/// Builds for ThreadSanitizer (`-Xswiftc -DMANAGEDCACHE_TSAN`) swap in a pthread mutex, because
-/// TSan cannot see `Mutex` on Linux and would report every access under it as a race.
+/// `Synchronization.Mutex`, for comparison builds (`-Xswiftc -DMANAGEDCACHE_SWIFT_MUTEX`); see
+/// the class above for why it is not the default.
+// portability-lint: allow a comparison build on Linux only (-DMANAGEDCACHE_SWIFT_MUTEX)
 public typealias Lock<Value> = Mutex<Value>
+
+/// The closure `Mutex.withLock` takes.
+public typealias LockBody<Value, Result, Failure: Error> = (inout sending Value) throws(Failure) -> sending Result
+
+/// A `Mutex` that several objects can hold (a `Mutex` itself cannot be shared or copied).
+public final class SharedLock<Value>: Sendable {
+    // portability-lint: allow a comparison build on Linux only (-DMANAGEDCACHE_SWIFT_MUTEX)
+    private let mutex: Mutex<Value>
+
+    /// Creates a lock guarding `initialValue`.
+    public init(_ initialValue: sending Value) {
+        // portability-lint: allow a comparison build on Linux only (-DMANAGEDCACHE_SWIFT_MUTEX)
+        mutex = Mutex(initialValue)
+    }
+
+    /// Runs `body` with exclusive access to the value.
+    public func withLock<Result, Failure: Error>(_ body: LockBody<Value, Result, Failure>) throws(Failure) -> Result {
+        try mutex.withLock(body)
+    }
+}
 #endif

@@ -84,7 +84,9 @@ func run() -> Bool {
     }
     func load(_ url: URL) -> Result<Data, ManagedCacheError> {
         blocking {
-            do { return .success(try await manager.object(for: ObjectRequest(url: url), decoder: decoder)) } catch let error as ManagedCacheError {
+            do { return .success(try await manager.object(for: ObjectRequest(url: url), decoder: decoder)) } catch let error
+                as ManagedCacheError
+            {
                 return .failure(error)
             } catch { return .failure(.transport(code: -1, description: "\(error)")) }
         }
@@ -111,7 +113,7 @@ func run() -> Bool {
     check("uncached", cache.entry(forKey: second.absoluteString) == nil, "no entry for \(second.path)")
     let reported = events.withLock { $0 }.contains { event in
         if case .fileCacheFailure(let key, let operation, let error) = event {
-            return key == second.absoluteString && operation == "create" && error.contains("errno: \(EMFILE)")
+            return key == second.absoluteString && operation == .create && error.errno == EMFILE && error.isOutOfDescriptors
         }
         return false
     }

@@ -18,8 +18,8 @@
 // "C <key> <generation> <crc32 of the bytes>", so the parent can also check that what the child
 // wrote is what it computes. "O" means the cache is open.
 
-import Foundation
 import CrashPayload
+import Foundation
 import ManagedCache
 
 #if canImport(Glibc)
@@ -49,7 +49,8 @@ let shareLimits = share && arguments.count >= 9 ? (bytes: Int(arguments[7]), cou
 let cache: any FileCaching
 do {
     if let shareLimits {
-        cache = big
+        cache =
+            big
             ? try BigFileCache(directory: root, configuration: .init(byteLimit: shareLimits.bytes, countLimit: shareLimits.count))
             : try FileCache(directory: root, configuration: .init(byteLimit: shareLimits.bytes, countLimit: shareLimits.count))
     } else if big {

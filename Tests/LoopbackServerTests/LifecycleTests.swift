@@ -41,17 +41,32 @@ import Testing
     @Test func startingAndStoppingManyServersLeavesNothingBehind() async throws {
         let descriptorsBefore = Self.openDescriptorCount()
         let threadsBefore = Self.threadCount()
+        var ports: [Int] = []
+        // A route and body no other suite's server has: a stopped server's port may be handed to
+        // another suite's new server at once (ephemeral ports are reused), and only an answer
+        // with this body proves that one of *these* servers still serves.
+        let path = "/lifecycle-\(UUID().uuidString)"
+        let body = "mine-\(UUID().uuidString)"
         for index in 0..<50 {
             var port = 0
             do {
                 let server = try LoopbackServer()
                 port = server.port
-                server.setRoute("/x", .ok(Data("x".utf8)))
+                ports.append(port)
+                server.setRoute(path, .ok(Data(body.utf8)))
                 let connection = try #require(RawConnection(port: port))
-                connection.send("GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                connection.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 var response = Data()
                 #expect(connection.read(atLeast: 40, into: &response))
                 #expect(server.openConnectionCount == 1)
+                if index == 0, Self.openSocketPorts() != nil {
+                    // Read again until it shows (bounded): the descriptor list and the TCP table are
+                    // two reads of procfs while other suites open and close sockets, and a busy
+                    // machine has missed the listener in one such pair.
+                    #expect(
+                        await waitUntil { Self.openSocketPorts()?.contains(port) == true },
+                        "the leak check below sees a running server's sockets")
+                }
                 if index.isMultiple(of: 2) {
                     server.stop()
                     #expect(server.runningThreadCount == 0)
@@ -61,11 +76,20 @@ import Testing
                 _ = consume server
                 #expect(connection.readUntilClosed(), "server \(index) left its connection open")
             }
-            #expect(RawConnection(port: port) == nil, "server \(index) still accepts connections")
+            #expect(!Self.serves(body, at: path, port: port), "server \(index) still serves after it stopped")
         }
-        // Other suites may run concurrently, so allow some slack: a leak would be 100+ of each.
+        // No socket of this process is bound to a stopped server's port (listener or accepted
+        // connection): exact, whatever other suites open meanwhile.
+        if let open = Self.openSocketPorts() {
+            // A port in use again belongs to another suite's server unless it serves this body.
+            let leaked = open.intersection(ports).filter { Self.serves(body, at: path, port: $0) }
+            #expect(leaked.isEmpty, "stopped servers still listening on ports \(leaked.sorted())")
+        }
+        // And nothing else piles up (wake pipes): other suites run concurrently and open
+        // descriptors of their own (a 9-connection test holds 20), so the slack is wide; a leak
+        // would be 150+ (three per server).
         if let descriptorsBefore {
-            #expect(await waitUntil { (Self.openDescriptorCount() ?? 0) <= descriptorsBefore + 20 })
+            #expect(await waitUntil { (Self.openDescriptorCount() ?? 0) <= descriptorsBefore + 100 })
         }
         if let threadsBefore {
             #expect(await waitUntil { (Self.threadCount() ?? 0) <= threadsBefore + 20 })
@@ -131,13 +155,60 @@ import Testing
         #expect(rate > 0)
     }
 
+    /// Whether the server on `port` answers `path` with `body` (only the servers of the test that
+    /// chose them do).
+    private static func serves(_ body: String, at path: String, port: Int) -> Bool {
+        guard let connection = RawConnection(port: port, receiveTimeout: 2) else { return false }
+        connection.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        var response = Data()
+        _ = connection.read(atLeast: Int.max, into: &response)
+        return String(decoding: response, as: UTF8.self).contains(body)
+    }
+
     /// Open file descriptors of this process (Linux), nil elsewhere.
     private static func openDescriptorCount() -> Int? {
+        #if os(Linux)
         try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        #else
+        nil  // no /proc: the leak checks that use it are skipped
+        #endif
+    }
+
+    /// The local ports of the TCP sockets this process holds open on 127.0.0.1 (Linux: the
+    /// socket inodes of /proc/self/fd looked up in /proc/net/tcp), nil elsewhere.
+    private static func openSocketPorts() -> Set<Int>? {
+        #if !os(Linux)
+        return nil  // no /proc: the checks that use it are skipped
+        #else
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"),
+            let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        else { return nil }
+        var inodes = Set<String>()
+        for descriptor in descriptors {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)"),
+                target.hasPrefix("socket:[")
+            else { continue }
+            inodes.insert(String(target.dropFirst("socket:[".count).dropLast()))
+        }
+        var ports = Set<Int>()
+        // Fields: sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode ...
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, inodes.contains(String(fields[9])),
+                let port = fields[1].split(separator: ":").last.flatMap({ Int($0, radix: 16) })
+            else { continue }
+            ports.insert(port)
+        }
+        return ports
+        #endif
     }
 
     /// Threads of this process (Linux), nil elsewhere.
     private static func threadCount() -> Int? {
+        #if os(Linux)
         try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count
+        #else
+        nil  // no /proc: the leak checks that use it are skipped
+        #endif
     }
 }

@@ -57,7 +57,7 @@ public enum FramedBody {
         for byte in seed.utf8 { state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
         var bytes = [UInt8](repeating: 0, count: count)
         for index in bytes.indices {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             bytes[index] = UInt8(truncatingIfNeeded: state >> 33)
         }
         return Data(bytes)
@@ -109,7 +109,8 @@ public struct FramedDecoder: ObjectDecoding {
     public func decode(_ data: LoadedData) throws -> Blob {
         decodes.increment()
         if let requiredContentType, let declared = data.contentType,
-           declared.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() != requiredContentType {
+            declared.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() != requiredContentType
+        {
             throw Refusal(reason: "content type '\(declared)' is not '\(requiredContentType)'")
         }
         do {

@@ -10,6 +10,16 @@ public func makeNetworkManager(
     var configuration = ObjectManager.Configuration()
     configuration.fileCache = fileCache
     configuration.policy.retry = .none
+    // Far above the 30 s default: tests hold loads open with gates, and on a starved machine a
+    // held load must not end by the idle timer (a timer never decides a verdict). Tests of the
+    // timeout set their own.
+    configuration.policy.timeout = 300
+    // No backoff: a remembered failure stays refused for the whole interval, so a test that
+    // counts requests after a failure does not see a retry because the machine was slow.
+    configuration.policy.failureMemoryFirstInterval = configuration.policy.failureMemoryInterval
+    // No time budget on synchronous file-cache reads: tests that expect a hit inside `manage`
+    // must get it however busy the machine is; the budget's own tests set it.
+    configuration.synchronousFileReadTimeBudget = 3_600
     configure(&configuration)
     return ObjectManager(configuration: configuration)
 }
@@ -19,7 +29,7 @@ public func fixtureBody(_ seed: String, count: Int) -> Data {
     var generator = UInt64(truncatingIfNeeded: seed.hashValue) | 1
     var bytes = [UInt8](repeating: 0, count: count)
     for index in bytes.indices {
-        generator = generator &* 6364136223846793005 &+ 1442695040888963407
+        generator = generator &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
         bytes[index] = UInt8(truncatingIfNeeded: generator >> 33)
     }
     return Data(bytes)

@@ -26,7 +26,12 @@ public struct OffCooperativePool: TestTrait, SuiteTrait, TestScoping {
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await withTaskExecutorPreference(ThreadPerJobExecutor.shared) {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            // No task executors before these: the test runs on the pool as usual.
+            try await function()
+            return
+        }
+        try await withTaskExecutorPreference(ThreadPerJobExecutor.shared) {  // portability-lint: allow checked just above
             try await function()
         }
     }
@@ -39,7 +44,8 @@ extension Trait where Self == OffCooperativePool {
 
 /// A task executor that runs every job on a new thread. Meant for the few jobs of tests that
 /// block (a synchronous test body is one job), not for fine-grained asynchronous work.
-public final class ThreadPerJobExecutor: TaskExecutor {
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+public final class ThreadPerJobExecutor: TaskExecutor {  // portability-lint: allow declared @available
     /// The one instance the trait uses.
     public static let shared = ThreadPerJobExecutor()
 

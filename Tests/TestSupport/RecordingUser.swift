@@ -20,8 +20,10 @@ public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     private let onReady: (@Sendable (Decoder.Object) -> Void)?
 
     /// Creates a user for `request` (which can be changed later for reuse).
-    public init(_ request: ObjectRequest?, decoder: Decoder, delivery: CallbackDelivery = .immediate,
-                onReady: (@Sendable (Decoder.Object) -> Void)? = nil) {
+    public init(
+        _ request: ObjectRequest?, decoder: Decoder, delivery: CallbackDelivery = .immediate,
+        onReady: (@Sendable (Decoder.Object) -> Void)? = nil
+    ) {
         requestSlot = Lock(request)
         objectDecoder = decoder
         callbackDelivery = delivery

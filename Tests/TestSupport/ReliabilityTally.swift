@@ -103,7 +103,7 @@ public final class EventLog: Sendable {
 
     /// File-cache failures reported (the operation of each).
     public var fileCacheFailures: [String] {
-        all.compactMap { if case .fileCacheFailure(_, let operation, _) = $0 { return operation } else { return nil } }
+        all.compactMap { if case .fileCacheFailure(_, let operation, _) = $0 { return operation.rawValue } else { return nil } }
     }
 
     /// Keys whose corrupt entries were removed.

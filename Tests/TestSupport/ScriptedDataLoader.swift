@@ -63,7 +63,7 @@ public final class ScriptedDataLoader: DataLoading {
             try receiver.didReceive(first)
             while !state.withLock({ $0.released.contains(path) }) {
                 do {
-                    try await Task.sleep(for: .milliseconds(2))
+                    try await Task.sleep(nanoseconds: 2_000_000)
                 } catch {
                     state.withLock { $0.cancellations[path, default: 0] += 1 }
                     throw ManagedCacheError.cancelled(.caller)

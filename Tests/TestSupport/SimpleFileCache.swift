@@ -34,7 +34,8 @@ public final class SimpleFileCache: FileCaching {
     public func readData(for entry: FileCacheEntry) throws -> Data {
         let expected = entries.withLock { $0[entry.key]?.checksum }
         guard let data = try? Data(contentsOf: entry.fileURL), let expected, CRC32.checksum(data) == expected,
-              data.count == entry.byteCount else {
+            data.count == entry.byteCount
+        else {
             removeEntry(forKey: entry.key)
             throw FileCacheError.corrupted(key: entry.key)
         }
@@ -84,7 +85,7 @@ public final class SimpleFileCache: FileCaching {
 
     public func makeWriter(resuming partial: PartialDownload) throws -> any FileCacheWriter {
         guard let kept = partials.withLock({ $0.removeValue(forKey: partial.key) }) else {
-            throw FileCacheError.io(operation: "resume", errno: 2)
+            throw FileCacheError.io(operation: "resume", errno: ENOENT)
         }
         let writer = try makeWriter(forKey: partial.key) as! Writer
         try writer.write(kept.1)
@@ -131,10 +132,12 @@ public final class SimpleFileCache: FileCaching {
         }
 
         func commit(metadata: FileCacheMetadata) throws -> FileCacheEntry {
-            guard let data = buffer.withLock({ buffer -> Data? in
-                defer { buffer = nil }
-                return buffer
-            }) else { throw FileCacheError.writerClosed }
+            guard
+                let data = buffer.withLock({ buffer -> Data? in
+                    defer { buffer = nil }
+                    return buffer
+                })
+            else { throw FileCacheError.writerClosed }
             try data.write(to: url, options: .atomic)
             return cache.commit(key: key, url: url, data: data, metadata: metadata)
         }

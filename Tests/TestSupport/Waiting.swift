@@ -12,10 +12,10 @@ public let waitBound: Double = 60
 /// for many seconds while this test waits its turn.
 @discardableResult
 public func waitUntil(timeout: Double = waitBound, _ condition: @Sendable () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(timeout)
-    while ContinuousClock.now < deadline {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
         if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
+        try? await Task.sleep(nanoseconds: 5_000_000)
     }
     return condition()
 }
@@ -29,4 +29,29 @@ public func waitUntilBlocking(timeout: Double = waitBound, _ condition: () -> Bo
         usleep(2_000)
     }
     return condition()
+}
+
+/// Waits on the main actor until `condition` holds (bounded by `waitBound`); the main actor is
+/// free meanwhile, so main-actor callbacks can run.
+///
+/// It pauses on the main queue, not with `Task.sleep`: a sleeping task wakes up through the
+/// cooperative pool, which the rest of the suite keeps busy on a 2-core machine (under
+/// AddressSanitizer it ran nothing new for 19 s at the start of a run). A main-actor test
+/// polling with `Task.sleep` then stood still for as long, and loads it held open for it
+/// reached their idle timeout before it could see their progress and release them.
+@MainActor public func waitOnMainActor(_ condition: @MainActor () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(waitBound)
+    while Date() < deadline {
+        if condition() { return true }
+        await pauseOnMainQueue()
+    }
+    return condition()
+}
+
+/// Suspends the calling main-actor task for about 5 ms, resumed from the main queue (no
+/// cooperative-pool thread is involved).
+@MainActor func pauseOnMainQueue() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(5)) { continuation.resume() }
+    }
 }

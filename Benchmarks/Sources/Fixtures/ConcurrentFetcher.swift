@@ -14,7 +14,7 @@ struct ConcurrentFetcher: Sendable {
     ) throws -> Double {
         try AsyncBridge.wait { [concurrency] in
             let queue = WorkQueue(count: urls.count)
-            let seconds = try await Stopwatch.seconds {
+            let seconds = try await Stopwatch.secondsAsync {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for _ in 0..<concurrency {
                         group.addTask {

@@ -1,10 +1,10 @@
 import Foundation
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 /// A `DataLoadReceiver` that only counts the body bytes, for driving a `DataLoading` directly.
 final class CountingReceiver: DataLoadReceiver {
-    private let received = Atomic<Int>(0)
+    private let received = Lock<Int>(0)
 
     /// A receiver that has seen nothing.
     init() {}
@@ -12,9 +12,9 @@ final class CountingReceiver: DataLoadReceiver {
     func didReceive(response: DataLoadResponse) throws {}
 
     func didReceive(_ chunk: Data) throws {
-        received.add(chunk.count, ordering: .relaxed)
+        received.withLock { $0 += chunk.count }
     }
 
     /// Body bytes received so far.
-    var byteCount: Int { received.load(ordering: .relaxed) }
+    var byteCount: Int { received.withLock { $0 } }
 }

@@ -1,17 +1,17 @@
-import Synchronization
+import ManagedCacheLocking
 
 /// Counts decodes from any thread.
 final class DecodeCounter: Sendable {
-    private let value = Atomic<Int>(0)
+    private let value = Lock<Int>(0)
 
     /// A counter at zero.
     init() {}
 
     /// Adds one decode.
     func increment() {
-        value.add(1, ordering: .relaxed)
+        value.withLock { $0 += 1 }
     }
 
     /// The decodes so far.
-    var count: Int { value.load(ordering: .relaxed) }
+    var count: Int { value.withLock { $0 } }
 }

@@ -1,13 +1,23 @@
+import ManagedCacheLocking
+
+#if canImport(Glibc)
 import Synchronization
+
+/// The baselines' lock: `Synchronization.Mutex`, as the issues' targets name it ("a raw
+/// `Dictionary` + `Mutex`"), on Linux where the benchmarks run; the package's `Lock` elsewhere.
+typealias BaselineLock<Value> = Mutex<Value>
+#else
+typealias BaselineLock<Value> = Lock<Value>
+#endif
 
 /// The baseline of the memory-cache rows: a plain `Dictionary` behind a `Mutex`, in a class like
 /// `MemoryCache`, with nothing else (no recency, no limits).
 final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    let storage: Mutex<[Key: Value]>
+    let storage: BaselineLock<[Key: Value]>
 
     /// Creates the dictionary holding `contents`.
     init(_ contents: [Key: Value]) {
-        storage = Mutex(contents)
+        storage = BaselineLock(contents)
     }
 
     /// The value for `key`, or `nil`.

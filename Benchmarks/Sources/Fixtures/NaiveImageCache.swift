@@ -1,5 +1,6 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -14,8 +15,8 @@ final class NaiveImageCache: Sendable {
 
     /// The session every view downloads through.
     let session: URLSession
-    private let images = Mutex<[String: Data]>([:])
-    private let received = Atomic<Int>(0)
+    private let images = Lock<[String: Data]>([:])
+    private let received = Lock<Int>(0)
 
     /// A cache with its own session; call `invalidate()` when done.
     init() {
@@ -29,7 +30,7 @@ final class NaiveImageCache: Sendable {
 
     /// Caches `image` for `url`, first emptying the whole cache when it holds 50 images.
     func store(_ image: Data, for url: URL) {
-        received.add(image.count, ordering: .relaxed)
+        received.withLock { $0 += image.count }
         images.withLock { images in
             if images.count >= Self.maximumImages { images.removeAll() }
             images[url.description] = image
@@ -37,7 +38,7 @@ final class NaiveImageCache: Sendable {
     }
 
     /// Body bytes of every download that completed.
-    var bytesReceived: Int { received.load(ordering: .relaxed) }
+    var bytesReceived: Int { received.withLock { $0 } }
 
     /// Cancels whatever is still running and releases the session.
     func invalidate() {

@@ -1,5 +1,6 @@
 import Foundation
-import Synchronization
+import ManagedCacheLocking
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -10,7 +11,7 @@ import FoundationNetworking
 final class NaiveImageView: Sendable {
     private let cache: NaiveImageCache
     /// The URL of the image shown now (`nil`: none yet), and every URL whose image it has shown.
-    private let shown = Mutex<(current: URL?, ever: Set<URL>)>((nil, []))
+    private let shown = Lock<(current: URL?, ever: Set<URL>)>((nil, []))
 
     /// A view loading through `cache`.
     init(cache: NaiveImageCache) {

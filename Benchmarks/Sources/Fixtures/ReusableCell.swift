@@ -1,5 +1,5 @@
 import ManagedCache
-import Synchronization
+import ManagedCacheLocking
 
 /// A table cell reduced to what the manager sees: a reusable `ManagedObjectUser` pointed at one
 /// row of a shared table model at a time, keeping the object it was given as a view keeps its image.
@@ -9,8 +9,8 @@ import Synchronization
 final class ReusableCell: ManagedObjectUser {
     let objectDecoder: PayloadDecoder
     private let rows: [ObjectRequest]
-    private let row = Atomic<Int>(-1)
-    private let shown = Mutex<Payload?>(nil)
+    private let row = Lock<Int>(-1)
+    private let shown = Lock<Payload?>(nil)
 
     /// Creates a cell over the table model `rows`, showing no row yet.
     init(rows: [ObjectRequest], decoder: PayloadDecoder) {
@@ -20,11 +20,11 @@ final class ReusableCell: ManagedObjectUser {
 
     /// Reuses the cell for `row` (the next `manage` loads it).
     func show(row: Int) {
-        self.row.store(row, ordering: .relaxed)
+        self.row.withLock { $0 = row }
     }
 
     var objectRequest: ObjectRequest? {
-        let current = row.load(ordering: .relaxed)
+        let current = row.withLock { $0 }
         return current >= 0 ? rows[current] : nil
     }
 

@@ -12,7 +12,8 @@ final class ScratchDirectory: Sendable {
     /// Creates an empty directory named after `prefix`, in memory when `inMemory` and `/dev/shm` exists.
     init(prefix: String, inMemory: Bool = false) throws {
         let memory = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
-        let base = inMemory && FileManager.default.fileExists(atPath: memory.path)
+        let base =
+            inMemory && FileManager.default.fileExists(atPath: memory.path)
             ? memory : FileManager.default.temporaryDirectory
         url = base.appendingPathComponent("ManagedCacheBenchmarks-\(prefix)-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -29,6 +30,7 @@ final class ScratchDirectory: Sendable {
 
     /// The file system holding the directory, from `/proc/mounts` (`ext4 on /`, `tmpfs on /dev/shm`).
     var fileSystem: String {
+        #if os(Linux)
         guard let mounts = try? String(contentsOfFile: "/proc/mounts", encoding: .utf8) else { return "unknown" }
         var best: (mountPoint: String, type: String) = ("", "unknown")
         for line in mounts.split(separator: "\n") {
@@ -41,5 +43,8 @@ final class ScratchDirectory: Sendable {
             }
         }
         return "\(best.type) on \(best.mountPoint)"
+        #else
+        return "unknown"  // no /proc/mounts
+        #endif
     }
 }

@@ -24,12 +24,16 @@ enum SlicingBy8CRC32 {
         let count = buffer.count
         table.withUnsafeBufferPointer { table in
             while count - index >= 8 {
-                let one = UInt32(buffer[index]) | UInt32(buffer[index + 1]) << 8
+                let one =
+                    UInt32(buffer[index]) | UInt32(buffer[index + 1]) << 8
                     | UInt32(buffer[index + 2]) << 16 | UInt32(buffer[index + 3]) << 24
                 let low = crc ^ one
-                let b4 = Int(buffer[index + 4]), b5 = Int(buffer[index + 5])
-                let b6 = Int(buffer[index + 6]), b7 = Int(buffer[index + 7])
-                crc = table[7 * 256 + Int(low & 0xFF)]
+                let b4 = Int(buffer[index + 4])
+                let b5 = Int(buffer[index + 5])
+                let b6 = Int(buffer[index + 6])
+                let b7 = Int(buffer[index + 7])
+                crc =
+                    table[7 * 256 + Int(low & 0xFF)]
                     ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
                     ^ table[5 * 256 + Int((low >> 16) & 0xFF)]
                     ^ table[4 * 256 + Int(low >> 24)]

@@ -1,8 +1,8 @@
-import Synchronization
+import ManagedCacheLocking
 
 /// Hands out the indices `0..<count` one at a time to concurrent workers.
 final class WorkQueue: Sendable {
-    private let next = Atomic<Int>(0)
+    private let next = Lock<Int>(0)
     /// How many indices there are.
     let count: Int
 
@@ -13,7 +13,10 @@ final class WorkQueue: Sendable {
 
     /// The next index, or `nil` when all have been handed out.
     func take() -> Int? {
-        let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+        let index = next.withLock { value in
+            defer { value &+= 1 }
+            return value
+        }
         return index < count ? index : nil
     }
 }

@@ -7,6 +7,8 @@ struct BenchmarkOptions: Sendable {
     var filter: String?
     /// Set when this process is the memory scenario's child: its `key=value` arguments.
     var memoryChild: [String: String]?
+    /// Set when this process is the streaming scenario's child: its `key=value` arguments.
+    var streamingChild: [String: String]?
     /// `--help` was given.
     var wantsHelp = false
 
@@ -19,13 +21,13 @@ struct BenchmarkOptions: Sendable {
                 quick = true
             case "--help", "-h":
                 wantsHelp = true
-            case MemoryFootprintChild.flag:
+            case MemoryFootprintChild.flag, StreamingMemoryChild.flag:
                 var values: [String: String] = [:]
                 for pair in remaining {
                     let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
                     if parts.count == 2 { values[parts[0]] = parts[1] }
                 }
-                memoryChild = values
+                if argument == MemoryFootprintChild.flag { memoryChild = values } else { streamingChild = values }
                 return
             default:
                 filter = argument.lowercased()

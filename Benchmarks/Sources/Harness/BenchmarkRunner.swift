@@ -17,8 +17,9 @@ struct BenchmarkRunner {
             options.filter.map { scenario.identifier.contains($0) } ?? true
         }
         guard !selected.isEmpty else {
-            print("no scenario matches '\(options.filter ?? "")'; scenarios: "
-                + scenarios.map(\.identifier).joined(separator: ", "))
+            print(
+                "no scenario matches '\(options.filter ?? "")'; scenarios: "
+                    + scenarios.map(\.identifier).joined(separator: ", "))
             return 1
         }
         let context = BenchmarkContext(options: options)
@@ -38,9 +39,11 @@ struct BenchmarkRunner {
                 table.append(contentsOf: rows)
             } catch {
                 failed = true
-                table.append(contentsOf: [ResultRow(
-                    scenario: scenario.identifier, ours: "failed: \(error)", baseline: "—", ratio: "—",
-                    target: "—", met: false)])
+                table.append(contentsOf: [
+                    ResultRow(
+                        scenario: scenario.identifier, ours: "failed: \(error)", baseline: "—", ratio: "—",
+                        target: "—", met: false)
+                ])
             }
             log("  \(scenario.identifier) took \(Format.seconds(Stopwatch.seconds(since: scenarioStart)))")
         }
@@ -60,9 +63,10 @@ struct BenchmarkRunner {
             for _ in 0..<context.pick(full: 3, quick: 1) {
                 samples.append(try LoopbackServer.measureCeiling(requests: requests, concurrency: 6, bodySize: 16_384))
             }
-            print("loopback server ceiling: \(Format.median(samples) { Format.number($0) }) requests/s "
-                + "(16 KiB bodies, 6 raw keep-alive connections, \(Format.grouped(requests)) requests, "
-                + "median of \(samples.count))")
+            print(
+                "loopback server ceiling: \(Format.median(samples) { Format.number($0) }) requests/s "
+                    + "(16 KiB bodies, 6 raw keep-alive connections, \(Format.grouped(requests)) requests, "
+                    + "median of \(samples.count))")
         } catch {
             print("loopback server ceiling: measurement failed: \(error)")
         }

@@ -1,12 +1,12 @@
-import Synchronization
+import ManagedCacheLocking
 
 /// A value behind a `Mutex`, as a class so closures and threads can share it.
 final class Locked<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
+    private let storage: Lock<Value>
 
     /// Creates the box holding `value`.
     init(_ value: Value) {
-        storage = Mutex(value)
+        storage = Lock(value)
     }
 
     /// Runs `body` with exclusive access to the value.

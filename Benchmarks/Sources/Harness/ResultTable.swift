@@ -9,8 +9,10 @@ struct ResultTable {
 
     /// The table and the notes, as Markdown.
     func rendered() -> String {
-        var lines = ["| scenario | ours | baseline (same run) | ratio | target | met |",
-                     "| --- | --- | --- | --- | --- | --- |"]
+        var lines = [
+            "| scenario | ours | baseline (same run) | ratio | target | met |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         for row in rows {
             let met = row.met.map { $0 ? "yes" : "**no**" } ?? "—"
             let cells = [row.scenario, row.ours, row.baseline, row.ratio, row.target, met]

@@ -20,7 +20,7 @@ enum Stopwatch {
     }
 
     /// Runs `body` and returns how many seconds it took.
-    static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    static func secondsAsync(_ body: () async throws -> Void) async rethrows -> Double {
         let start = now()
         try await body()
         return seconds(since: start)

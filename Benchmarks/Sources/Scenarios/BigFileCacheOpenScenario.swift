@@ -47,12 +47,16 @@ struct BigFileCacheOpenScenario: BenchmarkScenario {
                 }
             })
         if let failure { throw BenchmarkFailure(failure) }
-        return [.comparing(
-            "opening a `BigFileCache` of \(Format.grouped(count)) entries", ours: ours, baseline: baseline,
-            baselineName: "listing one directory of \(Format.grouped(count)) names", write: Format.seconds,
-            direction: .atMost, limit: 2, target: "≤ 2×",
-            notes: ["`BigFileCache(directory:)` until it reports its entry count, after a clean close; "
-                + "`FileManager.contentsOfDirectory(atPath:)`; both on \(scratch.fileSystem), warm; "
-                + "fixtures built in \(Format.seconds(buildSeconds)); median (min–max) of \(ours.count)"])]
+        return [
+            .comparing(
+                "opening a `BigFileCache` of \(Format.grouped(count)) entries", ours: ours, baseline: baseline,
+                baselineName: "listing one directory of \(Format.grouped(count)) names", write: Format.seconds,
+                direction: .atMost, limit: 2, target: "≤ 2×",
+                notes: [
+                    "`BigFileCache(directory:)` until it reports its entry count, after a clean close; "
+                        + "`FileManager.contentsOfDirectory(atPath:)`; both on \(scratch.fileSystem), warm; "
+                        + "fixtures built in \(Format.seconds(buildSeconds)); median (min–max) of \(ours.count)"
+                ])
+        ]
     }
 }

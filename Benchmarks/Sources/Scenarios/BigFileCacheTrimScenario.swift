@@ -1,5 +1,6 @@
 import Foundation
 import ManagedCache
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -55,12 +56,14 @@ struct BigFileCacheTrimScenario: BenchmarkScenario {
                 baseline: "`unlink` of as many files: \(Format.median(values.unlink, milliseconds)); `FileCache` full "
                     + "trim: \(Format.median(values.fileCacheTrim, milliseconds)) for \(Int(values.fileCacheRemoved.median)) files",
                 ratio: Format.ratio(values.pass.pairedRatio(to: values.unlink)) + " of unlink", target: "—", met: nil,
-                notes: ["per file deleted: the pass \(Format.number(passPerFile)) µs, `unlink` "
-                    + "\(Format.number(values.unlink.median / max(1, values.removed.median) * 1e6)) µs, `FileCache` full trim "
-                    + "\(Format.number(perFile)) µs; without expiring entries, the commit that put the cache one entry over "
-                    + "a count limit of its size took \(Format.median(values.overLimitCommit, milliseconds)) and deleted "
-                    + "\(Int(values.overLimitRemoved.median)) files (\(Format.number(values.overLimitCommit.median / max(1, values.overLimitRemoved.median) * 1e6)) "
-                    + "µs per file; 3 rounds)"])
+                notes: [
+                    "per file deleted: the pass \(Format.number(passPerFile)) µs, `unlink` "
+                        + "\(Format.number(values.unlink.median / max(1, values.removed.median) * 1e6)) µs, `FileCache` full trim "
+                        + "\(Format.number(perFile)) µs; without expiring entries, the commit that put the cache one entry over "
+                        + "a count limit of its size took \(Format.median(values.overLimitCommit, milliseconds)) and deleted "
+                        + "\(Int(values.overLimitRemoved.median)) files (\(Format.number(values.overLimitCommit.median / max(1, values.overLimitRemoved.median) * 1e6)) "
+                        + "µs per file; 3 rounds)"
+                ])
         }
         return [
             .comparing(
@@ -69,12 +72,14 @@ struct BigFileCacheTrimScenario: BenchmarkScenario {
                 ours: large.pass, baseline: small.pass, baselineName: "the pass at \(Format.grouped(sizes[0])) entries",
                 write: milliseconds, direction: .atMost, limit: 2,
                 target: "cost grows with files deleted, not cache size: ≤ 2× for a \(sizes[1] / sizes[0])× larger cache",
-                notes: ["\(Self.batches) batches of \(Self.expiringCount) entries expire half a second apart (spread over "
-                    + "the buckets by key hash), so each pass of the rotation after a batch expires deletes "
-                    + "~\(Self.expiringCount / BigFileCache.passesPerRotation); the \(Self.batches * BigFileCache.passesPerRotation) "
-                    + "passes are timed one by one, medians; baselines below: unlinking as many "
-                    + "\(Self.entrySize)-byte files from one directory (created untimed before each), and `FileCache.trim()` "
-                    + "on the same data after each batch (it deletes the \(Self.expiringCount) at once); all on \(fileSystem)"]),
+                notes: [
+                    "\(Self.batches) batches of \(Self.expiringCount) entries expire half a second apart (spread over "
+                        + "the buckets by key hash), so each pass of the rotation after a batch expires deletes "
+                        + "~\(Self.expiringCount / BigFileCache.passesPerRotation); the \(Self.batches * BigFileCache.passesPerRotation) "
+                        + "passes are timed one by one, medians; baselines below: unlinking as many "
+                        + "\(Self.entrySize)-byte files from one directory (created untimed before each), and `FileCache.trim()` "
+                        + "on the same data after each batch (it deletes the \(Self.expiringCount) at once); all on \(fileSystem)"
+                ]),
             detail(0),
             detail(1),
         ]
@@ -93,8 +98,9 @@ struct BigFileCacheTrimScenario: BenchmarkScenario {
         let expiries = (0..<Self.batches).map { firstExpiry.addingTimeInterval(0.5 * Double($0)) }
         for cache in caches {
             for (batch, expiry) in expiries.enumerated() {
-                try FileCacheFixture.fill(cache, count: Self.expiringCount, size: Self.entrySize,
-                                          firstIndex: plainCount + batch * Self.expiringCount, expiration: expiry)
+                try FileCacheFixture.fill(
+                    cache, count: Self.expiringCount, size: Self.entrySize,
+                    firstIndex: plainCount + batch * Self.expiringCount, expiration: expiry)
             }
         }
         guard Date() < firstExpiry else { throw BenchmarkFailure("the fixture took too long to build") }
@@ -112,9 +118,10 @@ struct BigFileCacheTrimScenario: BenchmarkScenario {
 
                 try FileCacheFixture.createEmptyFiles(report.entriesRemoved, in: unlinkDirectory, size: Self.entrySize)
                 let paths = (0..<report.entriesRemoved).map { unlinkDirectory.path + "/f\($0)" }
-                result.unlink.append(Stopwatch.seconds {
-                    for path in paths where unlink(path) != 0 { BlackHole.consume(errno) }
-                })
+                result.unlink.append(
+                    Stopwatch.seconds {
+                        for path in paths where unlink(path) != 0 { BlackHole.consume(errno) }
+                    })
             }
             let before = fileCache.statistics.count
             result.fileCacheTrim.append(Stopwatch.seconds { fileCache.trim() })

@@ -21,41 +21,45 @@ struct CRC32Scenario: BenchmarkScenario {
         let gigabytesPerSecond = { (seconds: Double) in Double(Self.bufferSize * passes) / seconds / 1e9 }
         let samples = context.measurement(full: 7, quick: 3).run([
             {
-                gigabytesPerSecond(Stopwatch.seconds {
-                    source.withUnsafeBytes { raw in
-                        for _ in 0..<passes {
-                            var crc = CRC32()
-                            crc.update(raw)
-                            if crc.value != expected { failure = "slicing-by-16 disagrees" }
-                        }
-                    }
-                })
-            },
-            {
-                gigabytesPerSecond(Stopwatch.seconds {
-                    source.withUnsafeBytes { raw in
-                        for _ in 0..<passes where SlicingBy8CRC32.checksum(raw) != expected {
-                            failure = "slicing-by-8 disagrees"
-                        }
-                    }
-                })
-            },
-            {
-                gigabytesPerSecond(Stopwatch.seconds {
-                    source.withUnsafeBytes { raw in
-                        destination.withUnsafeMutableBytes { target in
+                gigabytesPerSecond(
+                    Stopwatch.seconds {
+                        source.withUnsafeBytes { raw in
                             for _ in 0..<passes {
-                                target.copyMemory(from: raw)
-                                BlackHole.consume(target.baseAddress)
+                                var crc = CRC32()
+                                crc.update(raw)
+                                if crc.value != expected { failure = "slicing-by-16 disagrees" }
                             }
                         }
-                    }
-                })
+                    })
+            },
+            {
+                gigabytesPerSecond(
+                    Stopwatch.seconds {
+                        source.withUnsafeBytes { raw in
+                            for _ in 0..<passes where SlicingBy8CRC32.checksum(raw) != expected {
+                                failure = "slicing-by-8 disagrees"
+                            }
+                        }
+                    })
+            },
+            {
+                gigabytesPerSecond(
+                    Stopwatch.seconds {
+                        source.withUnsafeBytes { raw in
+                            destination.withUnsafeMutableBytes { target in
+                                for _ in 0..<passes {
+                                    target.copyMemory(from: raw)
+                                    BlackHole.consume(target.baseAddress)
+                                }
+                            }
+                        }
+                    })
             },
         ])
         if let failure { throw BenchmarkFailure(failure) }
         let rate = { (value: Double) in Format.number(value) + " GB/s" }
-        let note = "CRC-32 of a 256 KiB buffer already in memory, \(Format.grouped(passes)) times per repetition; "
+        let note =
+            "CRC-32 of a 256 KiB buffer already in memory, \(Format.grouped(passes)) times per repetition; "
             + "GB/s, median (min–max) of \(samples[0].count) repetitions"
         return [
             .comparing(

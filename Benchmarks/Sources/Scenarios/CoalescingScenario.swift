@@ -50,13 +50,17 @@ struct CoalescingScenario: BenchmarkScenario {
         }
         let met = problems.isEmpty && requestCounts.allSatisfy { $0 == 1 } && decodeCounts.allSatisfy { $0 == 1 }
         let counts = zip(requestCounts, decodeCounts).map { "\($0)/\($1)" }.joined(separator: ", ")
-        return [ResultRow(
-            scenario: "\(Format.grouped(Self.userCount)) users of one URL at once",
-            ours: "requests/decodes per run: \(counts)", baseline: "—", ratio: "—",
-            target: "exactly 1 request and 1 decode", met: met,
-            notes: ["counted by the server (requests for the path) and by the decoder, over \(runs) runs; "
-                + "managed from 4 threads while the server held the answer \(Format.seconds(Self.serverDelay)); "
-                + "all users received one shared instance: \(problems.isEmpty ? "yes" : problems.joined(separator: "; ")); "
-                + "first manage to last delivery \(Format.median(deliveryTimes, Format.seconds))"])]
+        return [
+            ResultRow(
+                scenario: "\(Format.grouped(Self.userCount)) users of one URL at once",
+                ours: "requests/decodes per run: \(counts)", baseline: "—", ratio: "—",
+                target: "exactly 1 request and 1 decode", met: met,
+                notes: [
+                    "counted by the server (requests for the path) and by the decoder, over \(runs) runs; "
+                        + "managed from 4 threads while the server held the answer \(Format.seconds(Self.serverDelay)); "
+                        + "all users received one shared instance: \(problems.isEmpty ? "yes" : problems.joined(separator: "; ")); "
+                        + "first manage to last delivery \(Format.median(deliveryTimes, Format.seconds))"
+                ])
+        ]
     }
 }

@@ -7,7 +7,7 @@ import ManagedCache
 ///
 /// Two of our sides: entries verified by an earlier instance (the journal remembers it: the case
 /// of every launch after the first read of an entry), and entries never read since they were
-/// written (each repetition rewrites them, untimed, so every read runs the CRC).
+/// written (each repetition rewrites them, untimed, so every read runs the checksum).
 struct FileCacheColdReadScenario: BenchmarkScenario {
     let identifier = "file-cache-cold-read"
     let usesNetwork = false
@@ -71,15 +71,19 @@ struct FileCacheColdReadScenario: BenchmarkScenario {
                 "cold-instance read of \(Format.grouped(count)) × 256 KiB `FileCache` entries verified by an earlier instance",
                 ours: samples[0], baseline: samples[1], baselineName: "`Data(contentsOf:)`", write: milliseconds,
                 direction: .atMost, limit: 1.25, target: "≤ 1.25× the time (≥ 0.8× the throughput)",
-                notes: ["total time, median (min–max) of \(samples[0].count) repetitions: open a new `FileCache` on the "
-                    + "directory, `entry(forKey:)` and `readData(for:)` of every entry, close; files on "
-                    + "\(directory.fileSystem) (in memory, like the page cache after a first read); the earlier instance "
-                    + "read every entry once after the files' timestamps had settled, and the journal remembers it"]),
+                notes: [
+                    "total time, median (min–max) of \(samples[0].count) repetitions: open a new `FileCache` on the "
+                        + "directory, `entry(forKey:)` and `readData(for:)` of every entry, close; files on "
+                        + "\(directory.fileSystem) (in memory, like the page cache after a first read); the earlier instance "
+                        + "read every entry once after the files' timestamps had settled, and the journal remembers it"
+                ]),
             .diagnostic(
-                "(diagnostic) the same read of entries never read since they were written (every read runs the CRC)",
+                "(diagnostic) the same read of entries never read since they were written (every read runs the checksum)",
                 ours: samples[2], baseline: samples[1], baselineName: "`Data(contentsOf:)`", write: milliseconds,
-                notes: ["the cache is rewritten (untimed) before each repetition; the floor of this row is the CRC-32 "
-                    + "of 256 MiB (see `crc32`)"]),
+                notes: [
+                    "the cache is rewritten (untimed) before each repetition; the floor of this row is the checksum "
+                        + "of 256 MiB (XXH64 since issue 13, target 3; CRC-32 before: see `crc32`)"
+                ]),
         ]
     }
 

@@ -76,9 +76,11 @@ struct FileCacheHitScenario: BenchmarkScenario {
                 "\(Format.grouped(Self.objectCount)) `FileCache` hits with a cold memory cache", ours: samples[0],
                 baseline: samples[1], baselineName: "`Data(contentsOf:)`", write: perSecond, direction: .atLeast,
                 limit: 0.8, target: "≥ 0.8×",
-                notes: ["objects per second, \(Self.concurrency) reads in flight on both sides, files on "
-                    + "\(directory.fileSystem) (in the page cache after the first round); a new manager per repetition; "
-                    + "each hit is looked up, read, checked against its CRC-32, decoded and delivered; all hits, no request"]),
+                notes: [
+                    "objects per second, \(Self.concurrency) reads in flight on both sides, files on "
+                        + "\(directory.fileSystem) (in the page cache after the first round); a new manager per repetition; "
+                        + "each hit is looked up, read, checked against its CRC-32, decoded and delivered; all hits, no request"
+                ]),
             .comparing(
                 "\(Format.grouped(Self.objectCount)) `BigFileCache` hits with a cold memory cache", ours: samples[2],
                 baseline: samples[3], baselineName: "`Data(contentsOf:)`", write: perSecond, direction: .atLeast,
@@ -88,9 +90,11 @@ struct FileCacheHitScenario: BenchmarkScenario {
                 ours: Format.median(samples[4], perSecond),
                 baseline: "`Data(contentsOf:)`: \(Format.median(samples[1], perSecond))",
                 ratio: Format.ratio(samples[4].pairedRatio(to: samples[1])), target: "—", met: nil,
-                notes: ["the policy, set for the whole manager, that reads and decodes every hit inside `manage`, on the "
-                    + "caller's thread; under the default (rows above) an awaited hit of an entry up to `inMemoryThreshold` "
-                    + "is also read on the awaiting task, while a `ManagedObjectUser`'s hit is read on the loading executor"]),
+                notes: [
+                    "the policy, set for the whole manager, that reads and decodes every hit inside `manage`, on the "
+                        + "caller's thread; under the default (rows above) an awaited hit of an entry up to `inMemoryThreshold` "
+                        + "is also read on the awaiting task, while a `ManagedObjectUser`'s hit is read on the loading executor"
+                ]),
         ]
     }
 }

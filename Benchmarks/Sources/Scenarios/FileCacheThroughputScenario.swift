@@ -1,6 +1,7 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -59,7 +60,8 @@ struct FileCacheThroughputScenario: BenchmarkScenario {
         ])
         if let failure { throw BenchmarkFailure(failure) }
         let perSecond = { (value: Double) in Format.number(value) + "/s" }
-        let note = "objects per second, \(NetworkThroughputScenario.concurrency) in flight on every side; a new, empty "
+        let note =
+            "objects per second, \(NetworkThroughputScenario.concurrency) in flight on every side; a new, empty "
             + "cache (\(fileSystem)) and manager per repetition; every object committed to the cache (checked); "
             + "median (min–max) of \(samples[0].count)"
         return [
@@ -71,16 +73,20 @@ struct FileCacheThroughputScenario: BenchmarkScenario {
                 "\(Format.grouped(objects)) distinct 16 KB objects with `BigFileCache` writing every object",
                 ours: samples[1], baseline: samples[2], baselineName: "raw `URLSession`", write: perSecond,
                 direction: .atLeast, limit: 0.8, target: "≥ 0.8×"),
-            diagnostic("(diagnostic) raw `URLSession` plus `Data.write(to:)` of every object to its own file, same disk",
-                       samples[3], samples[2], perSecond,
-                       "what writing 2,000 files costs on this disk without any cache logic: the floor for the rows above"),
-            diagnostic("(diagnostic) the `FileCache` row with the cache in memory (tmpfs)", samples[4], samples[2], perSecond,
-                       "the same code without the disk's latency"),
+            diagnostic(
+                "(diagnostic) raw `URLSession` plus `Data.write(to:)` of every object to its own file, same disk",
+                samples[3], samples[2], perSecond,
+                "what writing 2,000 files costs on this disk without any cache logic: the floor for the rows above"),
+            diagnostic(
+                "(diagnostic) the `FileCache` row with the cache in memory (tmpfs)", samples[4], samples[2], perSecond,
+                "the same code without the disk's latency"),
         ]
     }
 
-    private func diagnostic(_ title: String, _ ours: Samples, _ baseline: Samples, _ write: (Double) -> String,
-                            _ note: String) -> ResultRow {
+    private func diagnostic(
+        _ title: String, _ ours: Samples, _ baseline: Samples, _ write: (Double) -> String,
+        _ note: String
+    ) -> ResultRow {
         ResultRow(
             scenario: title, ours: Format.median(ours, write), baseline: "raw `URLSession`: \(Format.median(baseline, write))",
             ratio: Format.ratio(ours.pairedRatio(to: baseline)), target: "—", met: nil, notes: [note])

@@ -61,20 +61,25 @@ struct ManageHitScenario: BenchmarkScenario {
         ])
         let (ours, baseline) = (samples[0], samples[1])
         if let failure { throw BenchmarkFailure(failure) }
-        return [.comparing(
-            "`manage` of a user whose object is in memory (weak attach + synchronous ready callback)",
-            ours: ours, baseline: baseline, baselineName: "`Dictionary` + `Mutex`",
-            write: { Format.number($0) + " ns" }, direction: .atMost, limit: 5, target: "≤ 5×",
-            notes: ["\(Self.cellCount) reusable cells re-managed \(Format.grouped(order.count)) times over "
-                + "\(Format.grouped(entries)) rows in memory; each call re-points the cell (one atomic store), "
-                + "detaches it from its old key, attaches it to the new one and delivers the object before returning"]),
+        return [
+            .comparing(
+                "`manage` of a user whose object is in memory (weak attach + synchronous ready callback)",
+                ours: ours, baseline: baseline, baselineName: "`Dictionary` + `Mutex`",
+                write: { Format.number($0) + " ns" }, direction: .atMost, limit: 5, target: "≤ 5×",
+                notes: [
+                    "\(Self.cellCount) reusable cells re-managed \(Format.grouped(order.count)) times over "
+                        + "\(Format.grouped(entries)) rows in memory; each call re-points the cell (one atomic store), "
+                        + "detaches it from its old key, attaches it to the new one and delivers the object before returning"
+                ]),
             ResultRow(
                 scenario: "(diagnostic) `cachedObject(for:decoder:)` on the same rows: the key and the memory-cache lookup alone",
                 ours: Format.median(samples[2], { Format.number($0) + " ns" }),
                 baseline: "`Dictionary` + `Mutex`: \(Format.median(baseline, { Format.number($0) + " ns" }))",
                 ratio: Format.ratio(samples[2].pairedRatio(to: baseline)), target: "—", met: nil,
-                notes: ["builds the `ObjectKey` from the request (`dataKey`) and the decoder, looks it up in the manager's "
-                    + "memory cache and casts the object: the part of a hit `manage` does before taking its lock"]),
+                notes: [
+                    "builds the `ObjectKey` from the request (`dataKey`) and the decoder, looks it up in the manager's "
+                        + "memory cache and casts the object: the part of a hit `manage` does before taking its lock"
+                ]),
         ]
     }
 

@@ -45,7 +45,8 @@ struct MemoryCacheInsertScenario: BenchmarkScenario {
         ])
         if let failure { throw BenchmarkFailure(failure) }
         let perInsert = { (value: Double) in Format.number(value) + " ns" }
-        let note = "ns per insert, median (min–max) of \(samples[0].count) repetitions; \(Format.grouped(Self.inserts)) "
+        let note =
+            "ns per insert, median (min–max) of \(samples[0].count) repetitions; \(Format.grouped(Self.inserts)) "
             + "inserts cycling over \(Format.grouped(Self.distinctKeys)) `ObjectKey`s (equal to, not identical with, "
             + "the stored ones) with a count limit of \(Format.grouped(Self.countLimit)): every insert after the first "
             + "\(Format.grouped(Self.countLimit)) evicts one entry; the baseline inserts and removes the key "

@@ -40,14 +40,17 @@ struct MemoryCacheLookupScenario: BenchmarkScenario {
         ])
         if let failure { throw BenchmarkFailure(failure) }
         let perLookup = { (value: Double) in Format.number(value) + " ns" }
-        let title = "memory-cache hit by key (lookup only), \(Format.grouped(keys.count)) entries, "
+        let title =
+            "memory-cache hit by key (lookup only), \(Format.grouped(keys.count)) entries, "
             + "\(Format.grouped(order.count)) lookups"
         return [
             .comparing(
                 title, ours: samples[0], baseline: samples[1], baselineName: "`Dictionary` + `Mutex`",
                 write: perLookup, direction: .atMost, limit: 1, target: "≤ 1.0×",
-                notes: ["ns per lookup, median (min–max) of \(samples[0].count) repetitions; keys are "
-                    + "`ObjectKey`s of ~60-character URLs, looked up with equal but not identical keys; values are `CachedObject`s (the manager's own cache types); `MemoryCache` also moves each hit to the front of its LRU list"]),
+                notes: [
+                    "ns per lookup, median (min–max) of \(samples[0].count) repetitions; keys are "
+                        + "`ObjectKey`s of ~60-character URLs, looked up with equal but not identical keys; values are `CachedObject`s (the manager's own cache types); `MemoryCache` also moves each hit to the front of its LRU list"
+                ]),
             .comparing(
                 "memory-cache hit vs `NSCache.object(forKey:)`", ours: samples[0], baseline: samples[2],
                 baselineName: "`NSCache`", write: perLookup, direction: .atMost, limit: 0.2,
@@ -59,8 +62,9 @@ struct MemoryCacheLookupScenario: BenchmarkScenario {
     /// `count` keys shaped like the manager's: an image URL and a decoder identifier.
     static func makeKeys(_ count: Int) -> [ObjectKey] {
         (0..<count).map { index in
-            ObjectKey(dataKey: "https://images.example.com/photos/\(index)/thumbnail-160x160.jpg",
-                      variant: PayloadDecoder().identifier)
+            ObjectKey(
+                dataKey: "https://images.example.com/photos/\(index)/thumbnail-160x160.jpg",
+                variant: PayloadDecoder().identifier)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ManagedCache
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -35,8 +36,10 @@ struct MemoryFootprintChild {
 
     /// The arguments that make a child run this workload.
     static func arguments(server: URL, manager: Bool, objects: Int, objectSize: Int, costLimit: Int) -> [String] {
-        [flag, "server=\(server.absoluteString)", "client=\(manager ? "manager" : "session")", "objects=\(objects)",
-         "size=\(objectSize)", "limit=\(costLimit)"]
+        [
+            flag, "server=\(server.absoluteString)", "client=\(manager ? "manager" : "session")", "objects=\(objects)",
+            "size=\(objectSize)", "limit=\(costLimit)",
+        ]
     }
 
     /// Runs the workload; returns the exit status.

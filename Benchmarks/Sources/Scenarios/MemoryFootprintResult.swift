@@ -43,8 +43,10 @@ struct MemoryFootprintResult: Sendable {
     }
 
     /// Creates a result from its fields.
-    init(idleBytes: Int, peakBytes: Int, finalBytes: Int, cachedCost: Int, cachedCount: Int, decodes: Int,
-         seconds: Double, peakWasReset: Bool) {
+    init(
+        idleBytes: Int, peakBytes: Int, finalBytes: Int, cachedCost: Int, cachedCount: Int, decodes: Int,
+        seconds: Double, peakWasReset: Bool
+    ) {
         self.idleBytes = idleBytes
         self.peakBytes = peakBytes
         self.finalBytes = finalBytes

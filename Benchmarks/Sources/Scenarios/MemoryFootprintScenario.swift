@@ -31,32 +31,42 @@ struct MemoryFootprintScenario: BenchmarkScenario {
         let median = results.sorted { $0.growthBytes < $1.growthBytes }[results.count / 2]
         let ratio = growth.median / Double(Self.costLimit)
         let decodesOK = results.allSatisfy { $0.decodes == objects }
-        return [ResultRow(
-            scenario: "memory: \(Format.grouped(objects)) objects of 100 KB through a cache limited to 50 MiB",
-            ours: "peak − idle: \(Format.median(growth, Format.bytes))",
-            baseline: "the limit: \(Format.bytes(Double(Self.costLimit)))",
-            ratio: Format.ratio(ratio), target: "≤ 1.25× (limit + 25 %)", met: ratio <= 1.25 && decodesOK,
-            notes: ["objects downloaded from a loopback server in the parent process (6 at a time, `async` API) and "
-                + "decoded to `Payload`s holding their bytes, in a child process; the median run: idle \(Format.bytes(Double(median.idleBytes))), "
-                + "peak (VmHWM, restarted at idle: \(median.peakWasReset)) \(Format.bytes(Double(median.peakBytes))), "
-                + "end \(Format.bytes(Double(median.finalBytes))) with \(Format.grouped(median.cachedCount)) objects / "
-                + "\(Format.bytes(Double(median.cachedCost))) cached, \(Format.grouped(median.decodes)) decodes in "
-                + "\(Format.seconds(median.seconds)); \(results.count) runs"]),
+        return [
+            ResultRow(
+                scenario: "memory: \(Format.grouped(objects)) objects of 100 KB through a cache limited to 50 MiB",
+                ours: "peak − idle: \(Format.median(growth, Format.bytes))",
+                baseline: "the limit: \(Format.bytes(Double(Self.costLimit)))",
+                ratio: Format.ratio(ratio), target: "≤ 1.25× (limit + 25 %)", met: ratio <= 1.25 && decodesOK,
+                notes: [
+                    "objects downloaded from a loopback server in the parent process (6 at a time, `async` API) and "
+                        + "decoded to `Payload`s holding their bytes, in a child process; the median run: idle \(Format.bytes(Double(median.idleBytes))), "
+                        + "peak (VmHWM, restarted at idle: \(median.peakWasReset)) \(Format.bytes(Double(median.peakBytes))), "
+                        + "end \(Format.bytes(Double(median.finalBytes))) with \(Format.grouped(median.cachedCount)) objects / "
+                        + "\(Format.bytes(Double(median.cachedCost))) cached, \(Format.grouped(median.decodes)) decodes in "
+                        + "\(Format.seconds(median.seconds)); \(results.count) runs"
+                ]),
             ResultRow(
                 scenario: "(diagnostic) the same downloads through raw `URLSession`, keeping nothing",
                 ours: "peak − idle: \(Format.median(sessionGrowth, Format.bytes))",
                 baseline: "the limit: \(Format.bytes(Double(Self.costLimit)))",
                 ratio: Format.ratio(sessionGrowth.median / Double(Self.costLimit)), target: "—", met: nil,
-                notes: ["what FoundationNetworking alone adds over \(Format.grouped(objects)) requests in a child "
-                    + "process like the one above: it grows with the number of requests, and counts inside the 25 % margin"]),
+                notes: [
+                    "what FoundationNetworking alone adds over \(Format.grouped(objects)) requests in a child "
+                        + "process like the one above: it grows with the number of requests, and counts inside the 25 % margin"
+                ]),
         ]
     }
 
     /// Runs one child process and parses its result.
     private func runChild(server: URL, manager: Bool, objects: Int) throws -> MemoryFootprintResult {
         let process = Process()
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        #if os(Linux)
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
+        #else
+        let executable = CommandLine.arguments[0]
+        #endif
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = MemoryFootprintChild.arguments(
             server: server, manager: manager, objects: objects, objectSize: Self.objectSize, costLimit: Self.costLimit)

@@ -1,6 +1,7 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -59,18 +60,22 @@ struct NetworkThroughputScenario: BenchmarkScenario {
                 "\(Format.grouped(objects)) distinct 16 KB objects from a loopback HTTP server, no file cache",
                 ours: samples[0], baseline: samples[1], baselineName: "raw `URLSession`", write: perSecond,
                 direction: .atLeast, limit: 0.95, target: "≥ 0.95×",
-                notes: ["objects per second, \(Self.concurrency) in flight on every side (the loader's 6 "
-                    + "connections per host); a new manager / session per repetition; median (min–max) of "
-                    + "\(samples[0].count); CPU time per object (whole process, loopback server included): manager "
-                    + "\(microseconds(cpu["manager"])), raw `URLSession` \(microseconds(cpu["URLSession"])), loader alone "
-                    + "\(microseconds(cpu["loader"]))"]),
+                notes: [
+                    "objects per second, \(Self.concurrency) in flight on every side (the loader's 6 "
+                        + "connections per host); a new manager / session per repetition; median (min–max) of "
+                        + "\(samples[0].count); CPU time per object (whole process, loopback server included): manager "
+                        + "\(microseconds(cpu["manager"])), raw `URLSession` \(microseconds(cpu["URLSession"])), loader alone "
+                        + "\(microseconds(cpu["loader"]))"
+                ]),
             ResultRow(
                 scenario: "(diagnostic) the same through the engine's `URLSessionDataLoader` alone",
                 ours: Format.median(samples[2], perSecond),
                 baseline: "raw `URLSession`: \(Format.median(samples[1], perSecond))",
                 ratio: Format.ratio(samples[2].pairedRatio(to: samples[1])), target: "—", met: nil,
-                notes: ["the loader streams through delegate callbacks; the manager row adds handlers, "
-                    + "the fetch task, the idle-timeout watchdog, decoding and delivery on top of it"]),
+                notes: [
+                    "the loader streams through delegate callbacks; the manager row adds handlers, "
+                        + "the fetch task, the idle-timeout watchdog, decoding and delivery on top of it"
+                ]),
         ]
     }
 

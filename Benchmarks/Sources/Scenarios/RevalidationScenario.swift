@@ -44,22 +44,26 @@ struct RevalidationScenario: BenchmarkScenario {
             let statistics = manager.statistics
             // Stale entries served without asking the server would cost 0 bytes too: not a pass.
             if server.totalRequestCount != Self.objectCount || statistics.notModified != Self.objectCount {
-                throw BenchmarkFailure("second round: \(server.totalRequestCount) requests and \(statistics.notModified) "
-                    + "answered 304 for \(Self.objectCount) stale objects; every one must be revalidated")
+                throw BenchmarkFailure(
+                    "second round: \(server.totalRequestCount) requests and \(statistics.notModified) "
+                        + "answered 304 for \(Self.objectCount) stale objects; every one must be revalidated")
             }
             if repetition == 0 {
-                notes.append("second round: \(server.totalRequestCount) conditional requests, "
-                    + "\(statistics.notModified) answered 304, \(server.bodyBytesSent) body bytes and "
-                    + "\(server.headBytesSent) header bytes on the wire for \(Format.grouped(objects)) bytes of objects; "
-                    + "decodes of the second round are from the file cache's bytes (memory was emptied)")
+                notes.append(
+                    "second round: \(server.totalRequestCount) conditional requests, "
+                        + "\(statistics.notModified) answered 304, \(server.bodyBytesSent) body bytes and "
+                        + "\(server.headBytesSent) header bytes on the wire for \(Format.grouped(objects)) bytes of objects; "
+                        + "decodes of the second round are from the file cache's bytes (memory was emptied)")
             }
         }
         let median = ratios.median
-        return [ResultRow(
-            scenario: "re-requesting 1,000 stale but unchanged objects (16 KiB, ETag, max-age=0)",
-            ours: "\(Format.ratio(median)) of their bytes on the network",
-            baseline: "the objects' bytes", ratio: Format.ratio(median),
-            target: "≤ 0.05×", met: median <= 0.05,
-            notes: notes)]
+        return [
+            ResultRow(
+                scenario: "re-requesting 1,000 stale but unchanged objects (16 KiB, ETag, max-age=0)",
+                ours: "\(Format.ratio(median)) of their bytes on the network",
+                baseline: "the objects' bytes", ratio: Format.ratio(median),
+                target: "≤ 0.05×", met: median <= 0.05,
+                notes: notes)
+        ]
     }
 }

@@ -30,11 +30,13 @@ struct ScrollScenario: BenchmarkScenario {
     func run(in context: BenchmarkContext) throws -> [ResultRow] {
         let duration = context.pick(full: 1.5, quick: 1.0)
         let repetitions = context.pick(full: 3, quick: 1)
-        let fast = try measure(ScrollSimulation(
-            rowCount: Self.rowCount, visibleRows: Self.visibleRows, rowsPerSecond: 300, duration: duration),
+        let fast = try measure(
+            ScrollSimulation(
+                rowCount: Self.rowCount, visibleRows: Self.visibleRows, rowsPerSecond: 300, duration: duration),
             repetitions: repetitions, label: "scroll")
-        let slow = try measure(ScrollSimulation(
-            rowCount: Self.rowCount, visibleRows: Self.visibleRows, rowsPerSecond: 120, duration: duration),
+        let slow = try measure(
+            ScrollSimulation(
+                rowCount: Self.rowCount, visibleRows: Self.visibleRows, rowsPerSecond: 120, duration: duration),
             repetitions: repetitions, label: "(slower scroll, answered within the buffer) scroll")
         return fast + slow
     }
@@ -63,19 +65,22 @@ struct ScrollScenario: BenchmarkScenario {
             outcomes.sorted { $0.bytesForRowsNeverAtRest < $1.bytesForRowsNeverAtRest }[outcomes.count / 2]
         }
         let (oursMedian, naiveMedian) = (median(ours), median(naive))
-        let setup = "\(Format.grouped(Self.rowCount)) rows, \(Self.visibleRows) visible, scrolled at "
+        let setup =
+            "\(Format.grouped(Self.rowCount)) rows, \(Self.visibleRows) visible, scrolled at "
             + "\(Int(simulation.rowsPerSecond)) rows/s for \(Format.seconds(simulation.duration)) (rows 0–"
             + "\(simulation.shownRowCount - 1) shown; a load stays in the 12-slot buffer "
             + "\(Format.seconds(12 / simulation.rowsPerSecond))), then stopped; server: \(Int(Self.latency * 1_000)) ms "
             + "latency, \(Format.grouped(Self.bytesPerSecond)) bytes/s per connection, 16 KiB per row; 6 connections per "
             + "host on both sides; \(ours.count) runs each, alternating which goes first"
-        let counts = "server-side body bytes (`bodyBytesSent`: what reached the socket, even after the client hung up) "
+        let counts =
+            "server-side body bytes (`bodyBytesSent`: what reached the socket, even after the client hung up) "
             + "minus one object per row at rest; median run: manager \(oursMedian.requests) requests "
             + "(\(oursMedian.requestsForRowsNeverAtRest) for rows never at rest), \(oursMedian.cancelledByBuffer) loads "
             + "cancelled by the buffer, \(Format.bytes(Double(oursMedian.clientBytes))) received by the client; naive "
             + "\(naiveMedian.requests) requests (\(naiveMedian.requestsForRowsNeverAtRest) for rows never at rest), "
             + "\(Format.bytes(Double(naiveMedian.clientBytes))) received"
-        let shown = "from the stop until each of the 8 rows at rest has been shown in its cell (for the naive loader: its "
+        let shown =
+            "from the stop until each of the 8 rows at rest has been shown in its cell (for the naive loader: its "
             + "image arrived, even if an older download overwrote it later); at the end \(naiveMedian.cellsShowingWrongRow) "
             + "of 8 naive cells showed another row's image (the seed's wrong-image bug), "
             + "\(oursMedian.cellsShowingWrongRow) of ours"
@@ -119,9 +124,11 @@ struct ScrollScenario: BenchmarkScenario {
             let cell = cells[row % cells.count]
             return cell.object != nil && cell.request == rows[row]
         }
-        return outcome(server, simulation, seconds: seconds, shown: shown,
-                       clientBytes: manager.statistics.bytesDownloaded,
-                       cancelledByBuffer: manager.statistics.loadsCancelledByBuffer) { row in
+        return outcome(
+            server, simulation, seconds: seconds, shown: shown,
+            clientBytes: manager.statistics.bytesDownloaded,
+            cancelledByBuffer: manager.statistics.loadsCancelledByBuffer
+        ) { row in
             let cell = cells[row % cells.count]
             return cell.object != nil && cell.request == rows[row]
         }
@@ -137,8 +144,10 @@ struct ScrollScenario: BenchmarkScenario {
         let views = (0..<simulation.visibleRows).map { _ in NaiveImageView(cache: cache) }
         simulation.run { row in views[row % views.count].load(from: urls[row]) }
         let (seconds, shown) = waitUntilShown(simulation) { row in views[row % views.count].hasShown(urls[row]) }
-        return outcome(server, simulation, seconds: seconds, shown: shown, clientBytes: cache.bytesReceived,
-                       cancelledByBuffer: 0) { row in views[row % views.count].shownURL == urls[row] }
+        return outcome(
+            server, simulation, seconds: seconds, shown: shown, clientBytes: cache.bytesReceived,
+            cancelledByBuffer: 0
+        ) { row in views[row % views.count].shownURL == urls[row] }
     }
 
     /// Polls until every row at rest is shown (at most 60 s); returns the seconds it took and whether it happened.

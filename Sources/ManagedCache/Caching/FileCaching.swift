@@ -16,28 +16,58 @@ import Foundation
 ///   detect corrupted or truncated files, remove them and throw `FileCacheError.corrupted`.
 /// - Every method may be called from any thread at any time.
 public protocol FileCaching: AnyObject, Sendable {
-    /// The complete, unexpired entry for `key`, or `nil`. Counts as a use for LRU order.
+    /// Looks up the complete, unexpired entry for a key. Counts as a use for LRU order.
+    ///
+    /// - Parameter key: The data key (``ObjectRequest/dataKey``): any string, possibly hostile.
+    /// - Returns: The entry, or `nil` when the key has none, it expired, or the cache cannot be read.
     func entry(forKey key: String) -> FileCacheEntry?
 
-    /// Reads an entry's bytes and checks them against its checksum. On a mismatch or a missing
-    /// file the entry is removed and `FileCacheError.corrupted` is thrown.
+    /// Reads an entry's bytes and checks them against its checksum.
+    ///
+    /// - Parameter entry: An entry ``entry(forKey:)`` returned.
+    /// - Returns: Exactly the bytes that were committed.
+    /// - Throws: ``FileCacheError/corrupted(key:)`` when the file is missing, truncated or changed
+    ///   (the entry has been removed), ``FileCacheError/io(operation:errno:)`` when the disk fails.
     func readData(for entry: FileCacheEntry) throws -> Data
 
-    /// Checks an entry's file against its checksum without keeping the bytes (for large objects
-    /// handed to decoders by file URL). Removes the entry and throws `FileCacheError.corrupted` on a mismatch.
+    /// Checks an entry's file against its checksum without keeping the bytes: for large objects
+    /// handed to decoders by file URL (``ObjectDecoding/prefersFileURL``).
+    ///
+    /// - Parameter entry: An entry ``entry(forKey:)`` returned.
+    /// - Throws: ``FileCacheError/corrupted(key:)`` on a mismatch or a missing file (the entry has
+    ///   been removed), ``FileCacheError/io(operation:errno:)`` when the disk fails.
     func verify(_ entry: FileCacheEntry) throws
 
-    /// Starts a new, invisible entry for `key` that a download streams into.
+    /// Starts a new, invisible entry that a download streams into.
+    ///
+    /// - Parameter key: The data key the entry will be stored under when the writer commits.
+    /// - Returns: A writer; nothing is visible under `key` until its ``FileCacheWriter/commit(metadata:)``.
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when the disk refuses (full, read-only,
+    ///   out of file descriptors).
     func makeWriter(forKey key: String) throws -> any FileCacheWriter
 
-    /// Stores `data` under `key` in one step (write, then commit).
+    /// Stores bytes in one step (write, then commit), replacing any previous entry of the key.
+    ///
+    /// - Parameters:
+    ///   - data: The bytes to store.
+    ///   - key: The data key to store them under.
+    ///   - metadata: What to keep beside them (validators, expiry, content type).
+    /// - Returns: The committed entry.
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when the disk refuses; nothing is stored then.
     @discardableResult
     func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata) throws -> FileCacheEntry
 
-    /// Replaces the metadata of an existing entry (a `304 Not Modified` refreshes freshness this way).
+    /// Replaces the metadata of an existing entry: a `304 Not Modified` refreshes freshness this way.
+    ///
+    /// - Parameters:
+    ///   - metadata: The new metadata, replacing the old as a whole.
+    ///   - key: The entry's data key. Nothing happens when it has no entry.
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when the index cannot be written.
     func updateMetadata(_ metadata: FileCacheMetadata, forKey key: String) throws
 
-    /// Removes the entry for `key`, if any.
+    /// Removes a key's entry, if any.
+    ///
+    /// - Parameter key: The entry's data key.
     func removeEntry(forKey key: String)
 
     /// Removes every entry. The cache stays usable.
@@ -49,34 +79,64 @@ public protocol FileCaching: AnyObject, Sendable {
     /// The number of entries and their total size, available at all times.
     var statistics: FileCacheStatistics { get }
 
-    /// The partial data of an interrupted download kept for `key`, if any (optional: the default keeps none).
+    /// The partial data of an interrupted download, if the cache kept any. Optional: the default
+    /// keeps none, and interrupted downloads restart.
+    ///
+    /// - Parameter key: The data key of the download.
+    /// - Returns: What is kept, with the validator the server must still match, or `nil`.
     func partialDownload(forKey key: String) -> PartialDownload?
-    /// A writer that continues `partial` (optional: the default throws, and the download restarts).
+    /// A writer that continues a partial download. Optional: the default throws, and the download
+    /// restarts.
+    ///
+    /// - Parameter partial: What ``partialDownload(forKey:)`` returned.
+    /// - Returns: A writer whose file already holds `partial`'s bytes; writes append the rest.
+    /// - Throws: ``FileCacheError`` when the kept bytes are gone or cannot be reopened.
     func makeWriter(resuming partial: PartialDownload) throws -> any FileCacheWriter
-    /// Drops the partial data kept for `key` (optional).
+    /// Drops the partial data kept for a key (optional: the default does nothing).
+    ///
+    /// - Parameter key: The data key of the interrupted download.
     func discardPartialDownload(forKey key: String)
 
-    /// Up to `limit` entries, most recently used first, without counting as a use: what the
-    /// manager preloads into memory. Defaults to none (a cache that does not support preloading).
+    /// The most recently used entries, without counting as a use: what
+    /// ``ObjectManager/preloadFromFileCache(_:decoder:limit:)`` decodes with ``PreloadPolicy/all``.
+    /// Optional: the default returns none (a cache that does not support preloading).
+    ///
+    /// - Parameter limit: The most entries to return.
+    /// - Returns: Up to `limit` entries, most recently used first.
     func entriesByRecency(limit: Int) -> [FileCacheEntry]
 
-    /// Up to `limit` entries last used in the previous session (the latest earlier opening of
-    /// the cache that used any), most recently used first. Defaults to none.
+    /// The entries last used in the previous session (the latest earlier opening of the cache that
+    /// used any): what ``PreloadPolicy/lastSession`` preloads. Optional: the default returns none.
+    ///
+    /// - Parameter limit: The most entries to return.
+    /// - Returns: Up to `limit` entries, most recently used first.
     func entriesUsedInPreviousSession(limit: Int) -> [FileCacheEntry]
 }
 
 /// A download being written into a file cache. Not visible to readers until `commit`.
 public protocol FileCacheWriter: AnyObject, Sendable {
-    /// Appends bytes. Throws when the disk refuses (full, removed, read-only).
+    /// Appends bytes to the entry being written.
+    ///
+    /// - Parameter chunk: The next bytes of the download.
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when the disk refuses (full, removed,
+    ///   read-only), ``FileCacheError/writerClosed`` after `commit` or `abort`.
     func write(_ chunk: Data) throws
     /// Makes the entry visible under its key, atomically replacing any previous entry, and enforces
-    /// the cache's limits. After a failed commit nothing is visible.
+    /// the cache's limits.
+    ///
+    /// - Parameter metadata: What to keep beside the bytes.
+    /// - Returns: The committed entry.
+    /// - Throws: ``FileCacheError`` when the file cannot be promoted or the index written; nothing
+    ///   is visible after a failed commit.
     @discardableResult
     func commit(metadata: FileCacheMetadata) throws -> FileCacheEntry
     /// Discards what was written. Safe to call more than once and after `commit`.
     func abort()
-    /// Keeps what was written as a resumable partial download tagged with `validator` (optional:
-    /// the default aborts).
+    /// Keeps what was written as a resumable partial download instead of discarding it.
+    /// Optional: the default aborts.
+    ///
+    /// - Parameter validator: The response's `ETag` or `Last-Modified`, which the server must still
+    ///   match for the download to resume (`If-Range`).
     func suspend(validator: String)
 }
 
@@ -93,7 +153,14 @@ public struct FileCacheEntry: Sendable, Hashable {
     /// What was stored with the bytes.
     public var metadata: FileCacheMetadata
 
-    /// Creates an entry description (for implementers of `FileCaching`).
+    /// Creates an entry description (for implementers of ``FileCaching``).
+    ///
+    /// - Parameters:
+    ///   - key: The key the entry was stored under.
+    ///   - fileURL: The file holding exactly the entry's bytes.
+    ///   - byteCount: The file's size.
+    ///   - createdAt: When the entry was committed.
+    ///   - metadata: What was stored with the bytes.
     public init(key: String, fileURL: URL, byteCount: Int, createdAt: Date, metadata: FileCacheMetadata) {
         self.key = key
         self.fileURL = fileURL
@@ -119,6 +186,14 @@ public struct FileCacheMetadata: Sendable, Hashable, Codable {
     public var userInfo: [String: String]
 
     /// Creates metadata; every field is empty by default.
+    ///
+    /// - Parameters:
+    ///   - expirationDate: When the entry expires, overriding the cache's maximum age. Default `nil`.
+    ///   - etag: The response's `ETag`. Default `nil`.
+    ///   - lastModified: The response's `Last-Modified`. Default `nil`.
+    ///   - contentType: The response's `Content-Type`. Default `nil`.
+    ///   - freshUntil: Until when the server's caching headers say the entry is fresh. Default `nil`.
+    ///   - userInfo: Other fields for custom layers. Default empty.
     public init(
         expirationDate: Date? = nil, etag: String? = nil, lastModified: String? = nil,
         contentType: String? = nil, freshUntil: Date? = nil, userInfo: [String: String] = [:]
@@ -140,6 +215,10 @@ public struct FileCacheStatistics: Sendable, Hashable {
     public var totalBytes: Int
 
     /// Creates a statistics value.
+    ///
+    /// - Parameters:
+    ///   - count: Entries in the cache.
+    ///   - totalBytes: Bytes of entry data in the cache.
     public init(count: Int, totalBytes: Int) {
         self.count = count
         self.totalBytes = totalBytes
@@ -147,18 +226,86 @@ public struct FileCacheStatistics: Sendable, Hashable {
 }
 
 /// Why a file-cache operation failed.
-public enum FileCacheError: Error, Sendable, Hashable {
+///
+/// The ready-made caches throw only these cases. The manager reports every file-cache failure
+/// with one of them in ``ManagerEvent/fileCacheFailure(key:operation:error:)``: an error of
+/// another type, thrown by a custom ``FileCaching`` implementation, arrives as
+/// ``other(description:)``.
+public enum FileCacheError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The entry's file is missing, truncated or does not match its checksum; it has been removed.
     case corrupted(key: String)
     /// The disk refused an operation: `operation` names it, `errno` says why.
     case io(operation: String, errno: Int32)
     /// The writer was already committed or aborted.
     case writerClosed
+    /// An error that is not a `FileCacheError`, thrown by a custom file cache; `description`
+    /// is its `String(describing:)`.
+    case other(description: String)
+
+    /// Wraps any error a file cache threw: a `FileCacheError` as it is, anything else as
+    /// ``other(description:)``.
+    ///
+    /// - Parameter error: The error a ``FileCaching`` method or a ``FileCacheWriter`` threw.
+    public init(_ error: any Error) {
+        if let error = error as? FileCacheError {
+            self = error
+        } else {
+            self = .other(description: String(describing: error))
+        }
+    }
+
+    /// The `errno` of an ``io(operation:errno:)`` failure, `nil` for every other case.
+    public var errno: Int32? {
+        if case .io(_, let errno) = self { return errno }
+        return nil
+    }
+
+    /// True when the process (`EMFILE`) or the system (`ENFILE`) has no file descriptor left:
+    /// the cache could not open a file, and loads go on from memory without it.
+    public var isOutOfDescriptors: Bool {
+        errno == EMFILE || errno == ENFILE
+    }
+
+    /// A one-line description, such as `io(create a file in loading/, errno 24: Too many open files)`.
+    public var description: String {
+        switch self {
+        case .corrupted(let key): return "corrupted(\(key))"
+        case .io(let operation, let errno): return "io(\(operation), errno \(errno): \(String(cString: strerror(errno))))"
+        case .writerClosed: return "writerClosed"
+        case .other(let description): return "other(\(description))"
+        }
+    }
+}
+
+/// The file-cache operation a ``ManagerEvent/fileCacheFailure(key:operation:error:)`` names.
+public enum FileCacheOperation: String, Sendable, Hashable, CaseIterable {
+    /// Looking an entry up and reading or verifying its bytes.
+    case read
+    /// Opening a writer for a download (a file in `loading/`).
+    case create
+    /// Writing a downloaded chunk to the writer.
+    case write
+    /// Committing a finished download into the cache.
+    case commit
+    /// Updating an entry's metadata after a `304 Not Modified`.
+    case updateMetadata = "update metadata"
+    /// Storing a decoder's variant (a resized image, say) beside the original.
+    case storeVariant = "store variant"
+    /// Writing an object the app stored itself (`ObjectManager.store`, issue 18.1).
+    case storeObject = "store object"
 }
 
 /// Conveniences, so a custom file cache implements only what is specific to it.
 extension FileCaching {
-    /// Writes `data` with a new writer and commits it.
+    /// Writes `data` with a new writer and commits it; aborts the writer when either step fails.
+    ///
+    /// - Parameters:
+    ///   - data: The bytes to store.
+    ///   - key: The data key to store them under.
+    ///   - metadata: What to keep beside them.
+    /// - Returns: The committed entry.
+    /// - Throws: What ``makeWriter(forKey:)``, ``FileCacheWriter/write(_:)`` or
+    ///   ``FileCacheWriter/commit(metadata:)`` threw.
     @discardableResult
     public func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata) throws -> FileCacheEntry {
         let writer = try makeWriter(forKey: key)
@@ -171,7 +318,10 @@ extension FileCaching {
         }
     }
 
-    /// Verifies an entry by reading it (`readData(for:)` checks it).
+    /// Verifies an entry by reading it: ``readData(for:)`` checks it.
+    ///
+    /// - Parameter entry: An entry ``entry(forKey:)`` returned.
+    /// - Throws: What ``readData(for:)`` throws.
     public func verify(_ entry: FileCacheEntry) throws {
         _ = try readData(for: entry)
     }

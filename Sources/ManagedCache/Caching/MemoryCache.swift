@@ -1,6 +1,12 @@
 import Foundation
 import ManagedCacheLocking
-import Synchronization  // the inlinable hit path calls Mutex.withLock directly
+
+#if MANAGEDCACHE_SWIFT_MUTEX
+// In comparison builds `Lock` is `Mutex`, and the inlinable hit path calls `Mutex.withLock`
+// directly, which needs the import here.
+// portability-lint: allow a comparison build on Linux only (-DMANAGEDCACHE_SWIFT_MUTEX)
+import Synchronization
+#endif
 
 /// A thread-safe LRU cache bounded by entry count and by total cost (bytes).
 ///
@@ -18,19 +24,28 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     // specialized for their key and value types, not the generic, value-witness-driven version.
     @usableFromInline let storage: Lock<LRUStorage<Key, Value>>
 
-    /// Creates a cache holding at most `countLimit` entries and `costLimit` total cost.
-    /// Either limit may be 0, which keeps nothing.
+    /// Creates an empty cache.
+    ///
+    /// - Parameters:
+    ///   - countLimit: The most entries to keep. Default 20; 0 keeps nothing.
+    ///   - costLimit: The most total cost to keep. Default 64 MiB; 0 keeps nothing.
     public init(countLimit: Int = 20, costLimit: Int = 64 << 20) {
         storage = Lock(LRUStorage(countLimit: max(0, countLimit), costLimit: max(0, costLimit)))
     }
 
-    /// The value for `key`, refreshing its recency; `nil` on a miss.
+    /// Looks a key up, making its entry the most recently used.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: The value, or `nil` on a miss.
     @inlinable
     public func value(forKey key: Key) -> Value? {
         storage.withLock { $0.value(forKey: key) }
     }
 
-    /// Whether `key` is cached, without refreshing its recency.
+    /// Tells whether a key is cached, without refreshing its recency.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: `true` when the cache holds a value for it.
     @inlinable
     public func contains(_ key: Key) -> Bool {
         storage.withLock { $0.find(key, hash: key.hashValue).slot >= 0 }
@@ -39,8 +54,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Stores `value` under `key` as the most recent entry, then evicts least recently used entries
     /// until both limits hold. Returns the evicted values (so callers can release them outside any lock).
     ///
-    /// When the caller has no use for the evicted values, `insert(_:forKey:cost:)` is cheaper: it
+    /// When the caller has no use for the evicted values, ``insert(_:forKey:cost:)`` is cheaper: it
     /// collects nothing in an array.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: Its key; a previous value of the key is replaced.
+    ///   - cost: What it counts against ``costLimit`` (negative counts as 0). A value costlier than
+    ///     the whole limit is not stored.
+    /// - Returns: The values evicted to make room, least recently used first.
     @inlinable
     @discardableResult
     public func setValue(_ value: Value, forKey key: Key, cost: Int) -> [Value] {
@@ -53,13 +75,21 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The evicted values are released when this returns, after the cache's lock is released (so
     /// a value's `deinit` may use the cache), and without allocating: one or two evicted values,
     /// the usual case, are held inline. Use it for inserts on hot paths.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: Its key; a previous value of the key is replaced.
+    ///   - cost: What it counts against ``costLimit`` (negative counts as 0).
     @inlinable
     public func insert(_ value: Value, forKey key: Key, cost: Int) {
         let evicted = storage.withLock { $0.insert(value, forKey: key, cost: max(0, cost)) }
         _ = evicted  // released here, outside the lock
     }
 
-    /// Removes and returns the value for `key`.
+    /// Removes a key's entry.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: The removed value, or `nil` when there was none.
     @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
         storage.withLock { $0.removeValue(forKey: key) }
@@ -75,7 +105,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         _ = removed  // released here, outside the lock
     }
 
-    /// Evicts least recently used entries until at most `count` entries and `cost` total cost remain.
+    /// Evicts least recently used entries until both bounds hold; the limits stay as they are.
+    ///
+    /// - Parameters:
+    ///   - count: The most entries to keep now.
+    ///   - cost: The most total cost to keep now.
     public func trim(toCount count: Int, cost: Int) {
         let evicted = storage.withLock { $0.evict(toCount: max(0, count), cost: max(0, cost)) }
         _ = evicted

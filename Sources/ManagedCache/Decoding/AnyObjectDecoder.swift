@@ -31,7 +31,9 @@ struct AnyObjectDecoder: Sendable {
         Self.encodedVariant(of: object, with: base)
     }
 
-    private static func decode<Decoder: ObjectDecoding>(_ data: LoadedData, with decoder: Decoder) -> Result<any Sendable, ManagedCacheError> {
+    private static func decode<Decoder: ObjectDecoding>(_ data: LoadedData, with decoder: Decoder) -> Result<
+        any Sendable, ManagedCacheError
+    > {
         do {
             return .success(try decoder.decode(data))
         } catch let error as ManagedCacheError {

@@ -30,10 +30,21 @@ public protocol ObjectDecoding: Sendable {
     var prefersFileURL: Bool { get }
 
     /// Makes the object from the loaded bytes. Throw to reject them.
+    ///
+    /// - Parameter data: The bytes, in memory or as a verified file (``LoadedData/fileURL``).
+    /// - Returns: The object every user of the key will share.
+    /// - Throws: Any error, to reject the bytes: the load fails with
+    ///   ``ManagedCacheError/decodingFailed(reason:)`` and the bytes are purged from every cache.
     func decode(_ data: LoadedData) throws -> Object
 
-    /// The memory-cache cost of `object`, in bytes. Default: `byteCount`, the size of the data it
-    /// came from. Image decoders return the decoded bitmap size instead.
+    /// The memory-cache cost of an object, in bytes, counted against
+    /// ``ObjectManager/Configuration/memoryCacheCostLimit``. Default: `byteCount`, the size of the
+    /// data it came from. Image decoders return the decoded bitmap size instead.
+    ///
+    /// - Parameters:
+    ///   - object: An object this decoder made.
+    ///   - byteCount: The size of the bytes it was decoded from.
+    /// - Returns: The bytes the object occupies in memory, as well as it can be told.
     func cost(of object: Object, byteCount: Int) -> Int
 
     /// Whether this decoder makes a **variant** worth keeping on disk in its own right (a resized,
@@ -43,13 +54,30 @@ public protocol ObjectDecoding: Sendable {
     /// the original again. Default `false`.
     var storesVariant: Bool { get }
 
-    /// The bytes to store for a variant object. Return `nil` to store nothing for this object.
-    /// Called off the caller's thread after a successful decode. Default `nil`.
+    /// The bytes to store for a variant object. Called off the caller's thread after a successful
+    /// decode, when ``storesVariant`` is `true`. Default `nil`.
+    ///
+    /// - Parameter object: An object this decoder just made.
+    /// - Returns: The encoded variant, or `nil` to store nothing for this object.
     func encodedVariant(of object: Object) -> Data?
 
     /// Whether the original bytes stay in the file cache once a variant of them is stored.
     /// Default `true`; `false` keeps only the variant (Kingfisher's `cacheOriginalImage = false`).
     var keepsOriginal: Bool { get }
+
+    /// Turns `object` back into bytes that `decode(_:)` makes an equal object from: what
+    /// `ObjectManager.store(_:for:decoder:toFileCache:cost:completion:)` writes to the file cache for
+    /// an object the app made itself (issue 18.1). For a decoder that stores variants
+    /// (`storesVariant`), these are the variant's bytes.
+    ///
+    /// Return `nil` when the decoder cannot encode (the default): such objects are stored in memory
+    /// only. Throw when this object cannot be encoded. Called off the caller's thread.
+    ///
+    /// - Parameter object: The object to turn into bytes.
+    /// - Returns: The bytes `decode(_:)` reads back, or `nil` when this decoder does not encode.
+    /// - Throws: Any error of encoding this object; the store then fails with
+    ///   `StoreError.encodingFailed(reason:)`.
+    func encode(_ object: Object) throws -> Data?
 }
 
 extension ObjectDecoding {
@@ -59,6 +87,7 @@ extension ObjectDecoding {
     public var storesVariant: Bool { false }
     public func encodedVariant(of object: Object) -> Data? { nil }
     public var keepsOriginal: Bool { true }
+    public func encode(_ object: Object) throws -> Data? { nil }
 }
 
 /// The bytes a decoder receives: in memory, or as a file in the file cache (for decoders that
@@ -68,8 +97,11 @@ public struct LoadedData: Sendable {
     public let byteCount: Int
     /// Where they came from.
     public let origin: DataOrigin
-    /// The file holding the bytes, when they are in a file cache and the decoder prefers files.
-    /// Its content has been verified against the cache's checksum.
+    /// The file holding the bytes, when the decoder prefers files and they are in one: the file
+    /// cache's entry, its content verified against the cache's checksum, or (without a file
+    /// cache, a download past ``ObjectManager/Configuration/inMemoryThreshold``) the temporary file
+    /// the download streamed into, which exists as long as this value does (``FileURLDecoder``
+    /// keeps it with its ``DecodedFile``).
     public let fileURL: URL?
     /// The response's `Content-Type`, when known.
     public let contentType: String?
@@ -78,8 +110,16 @@ public struct LoadedData: Sendable {
     public let isStoredVariant: Bool
 
     private let memory: Data?
+    /// The download's temporary file `fileURL` names, kept while this value exists.
+    let temporaryFile: DownloadSpool?
 
     /// Creates loaded data from bytes in memory.
+    ///
+    /// - Parameters:
+    ///   - data: The bytes.
+    ///   - origin: Where they came from.
+    ///   - contentType: The response's `Content-Type`. Default `nil`.
+    ///   - isStoredVariant: Whether these are a stored variant's bytes. Default `false`.
     public init(data: Data, origin: DataOrigin, contentType: String? = nil, isStoredVariant: Bool = false) {
         self.memory = data
         self.byteCount = data.count
@@ -87,9 +127,17 @@ public struct LoadedData: Sendable {
         self.fileURL = nil
         self.contentType = contentType
         self.isStoredVariant = isStoredVariant
+        self.temporaryFile = nil
     }
 
     /// Creates loaded data that lives in a file.
+    ///
+    /// - Parameters:
+    ///   - fileURL: The file holding exactly the bytes.
+    ///   - byteCount: The file's size.
+    ///   - origin: Where the bytes came from.
+    ///   - contentType: The response's `Content-Type`. Default `nil`.
+    ///   - isStoredVariant: Whether these are a stored variant's bytes. Default `false`.
     public init(fileURL: URL, byteCount: Int, origin: DataOrigin, contentType: String? = nil, isStoredVariant: Bool = false) {
         self.memory = nil
         self.byteCount = byteCount
@@ -97,9 +145,24 @@ public struct LoadedData: Sendable {
         self.fileURL = fileURL
         self.contentType = contentType
         self.isStoredVariant = isStoredVariant
+        self.temporaryFile = nil
+    }
+
+    /// Loaded data in a download's temporary file (no file cache, a large body).
+    init(temporaryFile: DownloadSpool, byteCount: Int, origin: DataOrigin, contentType: String?) {
+        self.memory = nil
+        self.byteCount = byteCount
+        self.origin = origin
+        self.fileURL = temporaryFile.url
+        self.contentType = contentType
+        self.isStoredVariant = false
+        self.temporaryFile = temporaryFile
     }
 
     /// The bytes, read from the file if they are not in memory.
+    ///
+    /// - Returns: The bytes (mapped from the file when the system allows).
+    /// - Throws: The error of reading the file (`CocoaError`), when the bytes live in one.
     public func bytes() throws -> Data {
         if let memory { return memory }
         guard let fileURL else { return Data() }
@@ -122,24 +185,75 @@ public enum DataOrigin: String, Sendable, Hashable {
     case network
     /// Cached bytes or a cached object the server confirmed unchanged (`304 Not Modified`).
     case revalidated
+    /// The app stored the object itself (`ObjectManager.store`): users waiting for the key, or
+    /// sharing its previous object, receive it with this origin (issue 18.1).
+    case stored
 }
 
 /// Keeps the downloaded bytes as they are: `Data`.
 public struct DataDecoder: ObjectDecoding {
     /// Creates the identity decoder.
     public init() {}
+
+    /// Returns the bytes unchanged.
+    ///
+    /// - Parameter data: The loaded bytes.
+    /// - Returns: The bytes, read from the file if they are in one.
+    /// - Throws: The error of reading the file, when the bytes live in one.
     public func decode(_ data: LoadedData) throws -> Data { try data.bytes() }
+    /// The bytes themselves: their count (what decoding them would report).
+    ///
+    /// - Parameters:
+    ///   - object: The bytes.
+    ///   - byteCount: The size of the bytes they were decoded from; ignored (0 for a stored object).
+    /// - Returns: `object.count`.
+    public func cost(of object: Data, byteCount: Int) -> Int { object.count }
+    /// The bytes themselves: a stored `Data` goes to the file cache as it is.
+    ///
+    /// - Parameter object: The bytes to store.
+    /// - Returns: `object`, unchanged.
+    /// - Throws: Never; the signature is the protocol's.
+    public func encode(_ object: Data) throws -> Data? { object }
 }
 
-/// Decodes a JSON body into a `Decodable` model, for feed responses and API payloads.
+/// Decodes a JSON body into a `Decodable` model, for feed responses and API payloads. A model
+/// that is also `Encodable` can be stored with `ObjectManager.store` and written to the file
+/// cache as JSON.
 public struct JSONObjectDecoder<Model: Decodable & Sendable>: ObjectDecoding {
-    /// Creates a decoder for `Model`; `configure` can set date and key strategies.
-    public init(configure: (@Sendable (JSONDecoder) -> Void)? = nil) {
+    /// Creates a decoder for `Model`.
+    ///
+    /// - Parameters:
+    ///   - configure: Sets the decoder's date and key strategies (default `nil`: JSONDecoder's defaults).
+    ///   - configureEncoder: Sets the matching strategies for `encode(_:)`, so a stored model reads
+    ///     back the same (default `nil`: JSONEncoder's defaults, which match JSONDecoder's).
+    public init(
+        configure: (@Sendable (JSONDecoder) -> Void)? = nil, configureEncoder: (@Sendable (JSONEncoder) -> Void)? = nil
+    ) {
         self.configure = configure
+        self.configureEncoder = configureEncoder
     }
 
     private let configure: (@Sendable (JSONDecoder) -> Void)?
+    private let configureEncoder: (@Sendable (JSONEncoder) -> Void)?
 
+    /// The model as JSON when it is `Encodable`; `nil` (not encodable) otherwise.
+    ///
+    /// - Parameter object: The model to store.
+    /// - Returns: Its JSON (with the `configureEncoder` strategies), or `nil` when `Model` is not
+    ///   `Encodable`.
+    /// - Throws: `EncodingError` when the model cannot be encoded (a non-finite `Double`, …).
+    public func encode(_ object: Model) throws -> Data? {
+        guard let encodable = object as? any Encodable else { return nil }
+        let encoder = JSONEncoder()
+        configureEncoder?(encoder)
+        return try encoder.encode(encodable)
+    }
+
+    /// Decodes the JSON body.
+    ///
+    /// - Parameter data: The loaded bytes.
+    /// - Returns: The decoded model.
+    /// - Throws: `DecodingError` when the body is not a valid `Model`.
     public func decode(_ data: LoadedData) throws -> Model {
         let decoder = JSONDecoder()
         configure?(decoder)
@@ -148,21 +262,96 @@ public struct JSONObjectDecoder<Model: Decodable & Sendable>: ObjectDecoding {
 }
 
 /// Hands over the cached file itself, for large objects (PDFs, archives, video) that should be
-/// opened or mapped rather than copied into memory. Needs a file cache; without one the bytes
-/// are written to a temporary file first.
+/// opened or mapped rather than copied into memory: the object is a ``DecodedFile``. Meant for
+/// a manager with a file cache, whose entry it hands over. Without one, a download past
+/// ``ObjectManager/Configuration/inMemoryThreshold`` has streamed into a temporary file, which it
+/// hands over; a smaller one is written to a temporary file. Either is deleted when the last
+/// reference to its `DecodedFile` goes away (or, if the process ended first, by the next process
+/// that uses the decoder).
 public struct FileURLDecoder: ObjectDecoding {
     /// Creates the decoder.
     public init() {}
     public var prefersFileURL: Bool { true }
-    /// A file's memory cost is the size of its URL, not of its contents.
-    public func cost(of object: URL, byteCount: Int) -> Int { 256 }
+    /// A file's memory cost is the size of its reference, not of its contents.
+    ///
+    /// - Parameters:
+    ///   - object: The file.
+    ///   - byteCount: The file's size, not held in memory.
+    /// - Returns: 256 bytes.
+    public func cost(of object: DecodedFile, byteCount: Int) -> Int { 256 }
 
-    public func decode(_ data: LoadedData) throws -> URL {
-        if let url = data.fileURL { return url }
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("ManagedCache-\(UUID().uuidString)")
+    public func decode(_ data: LoadedData) throws -> DecodedFile {
+        if let temporaryFile = data.temporaryFile { return DecodedFile(temporaryFile) }
+        if let url = data.fileURL { return DecodedFile(url: url, isTemporary: false) }
+        let url = try TemporaryFiles.makeURL()
         try data.bytes().write(to: url, options: .atomic)
-        return url
+        return DecodedFile(url: url, isTemporary: true)
+    }
+}
+
+/// A file handed over by ``FileURLDecoder``: the file-cache entry itself, or a temporary copy.
+///
+/// Keep this object (not only its `url`) while you use the file: a temporary copy is deleted
+/// when the last reference to it goes away. A file-cache entry belongs to the cache, which may
+/// remove it when it trims; copy it out to keep it for good.
+public final class DecodedFile: Sendable {
+    /// Where the file is.
+    public let url: URL
+    /// Whether the file is a temporary copy (no file cache), deleted with this object.
+    public let isTemporary: Bool
+    /// A download's temporary file, shared by every `DecodedFile` of that download: it deletes the
+    /// file when the last of them goes away.
+    private let download: DownloadSpool?
+
+    /// Wraps a file.
+    ///
+    /// - Parameters:
+    ///   - url: Where the file is.
+    ///   - isTemporary: Whether the file is a temporary copy, deleted when this object is released.
+    public init(url: URL, isTemporary: Bool) {
+        self.url = url
+        self.isTemporary = isTemporary
+        self.download = nil
+    }
+
+    /// Wraps a download's temporary file (no file cache, a large body).
+    init(_ download: DownloadSpool) {
+        self.url = download.url
+        self.isTemporary = true
+        self.download = download
+    }
+
+    deinit {
+        if isTemporary, download == nil { try? FileManager.default.removeItem(at: url) }
+    }
+}
+
+/// The temporary files of ``FileURLDecoder``: in `ManagedCache-files` in the temporary directory,
+/// each named after the process that made it (`<pid>-<uuid>`). The first use in a process
+/// deletes the files of processes that are no longer running, which ended before releasing them.
+enum TemporaryFiles {
+    static let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ManagedCache-files", isDirectory: true)
+    private static let prepared = Lock<Bool>(false)
+
+    static func makeURL() throws -> URL {
+        try prepared.withLock { prepared in
+            guard !prepared else { return }
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            removeFilesOfEndedProcesses()
+            prepared = true
+        }
+        return directory.appendingPathComponent("\(getpid())-\(UUID().uuidString)")
+    }
+
+    /// Deletes files whose maker process is gone (`kill(pid, 0)` fails with `ESRCH`).
+    static func removeFilesOfEndedProcesses() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names {
+            guard let pid = name.split(separator: "-").first.flatMap({ Int32($0) }), pid != getpid() else { continue }
+            if kill(pid, 0) == -1, errno == ESRCH {
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+            }
+        }
     }
 }
 

@@ -3,6 +3,20 @@ import Foundation
 /// Why a load did not produce an object. Every failure a user or an `await` caller sees is one of
 /// these cases, so code can react to the reason (show a "not found" image for `.httpStatus(404)`,
 /// retry later after `.timedOut`, say nothing after `.cancelled`).
+///
+/// The `async` methods throw it in their type (`throws(ManagedCacheError)`), so a `catch` can
+/// match a case without a cast:
+///
+/// ```swift
+/// do {
+///     let feed = try await manager.object(for: ObjectRequest(url: feedURL), decoder: JSONObjectDecoder<Feed>())
+///     print(feed.title)
+/// } catch .httpStatus(let code) {
+///     print("the server said \(code)")
+/// } catch {
+///     print("no feed: \(error)")
+/// }
+/// ```
 public enum ManagedCacheError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The request cannot be loaded at all: a URL without a scheme or host, a scheme no loader
     /// handles, an empty key. Never retried.
@@ -79,6 +93,7 @@ public enum ManagedCacheError: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
+    /// A one-line description for logs, such as `HTTP status 404` or `cancelled (loadingBufferOverflow)`.
     public var description: String {
         switch self {
         case .invalidRequest(let reason): return "invalid request: \(reason)"
@@ -93,7 +108,23 @@ public enum ManagedCacheError: Error, Sendable, Hashable, CustomStringConvertibl
     }
 }
 
-/// The buckets `ManagerStatistics.failures` counts failures in.
+/// The buckets ``ManagerStatistics/failures`` counts failures in: one per case of
+/// ``ManagedCacheError`` (its ``ManagedCacheError/kind``).
 public enum FailureKind: String, Sendable, Hashable, CaseIterable {
-    case invalidRequest, httpStatus, transport, timedOut, tooLarge, decoding, cancelled, recentlyFailed
+    /// ``ManagedCacheError/invalidRequest(reason:)``: nothing could be loaded.
+    case invalidRequest
+    /// ``ManagedCacheError/httpStatus(code:)``: a status outside 200–299.
+    case httpStatus
+    /// ``ManagedCacheError/transport(code:description:)``: the connection failed.
+    case transport
+    /// ``ManagedCacheError/timedOut(seconds:)``: the load was silent for too long.
+    case timedOut
+    /// ``ManagedCacheError/tooLarge(limit:)``: the body grew past the size limit.
+    case tooLarge
+    /// ``ManagedCacheError/decodingFailed(reason:)``: the decoder rejected the bytes.
+    case decoding
+    /// ``ManagedCacheError/cancelled(_:)``: the load was stopped.
+    case cancelled
+    /// ``ManagedCacheError/recentlyFailed(_:)``: answered from the failure memory, without a request.
+    case recentlyFailed
 }

@@ -23,7 +23,10 @@ public struct HTTPCacheDirectives: Sendable, Hashable {
     /// The `Age` header in seconds.
     public var age: Double = 0
 
-    /// Reads the directives from response headers (names lowercased, as `DataLoadResponse` has them).
+    /// Reads the directives from response headers; what is absent or unreadable keeps its default.
+    ///
+    /// - Parameter headers: Response headers with lowercased names, as ``DataLoadResponse/headers``
+    ///   has them.
     public init(headers: [String: String]) {
         if let cacheControl = headers["cache-control"] {
             for part in cacheControl.split(separator: ",") {
@@ -47,8 +50,14 @@ public struct HTTPCacheDirectives: Sendable, Hashable {
         age = headers["age"].flatMap(Double.init) ?? 0
     }
 
-    /// Until when a response received at `receivedAt` is fresh under `policy`; `nil` means it has
-    /// no expiry of its own (fresh until the cache evicts it).
+    /// Until when a response is fresh.
+    ///
+    /// - Parameters:
+    ///   - receivedAt: When the response arrived.
+    ///   - policy: The request's ``FreshnessPolicy``: the server's headers, a fixed age, or never
+    ///     revalidate.
+    /// - Returns: The end of freshness (`receivedAt` itself for `no-cache`), or `nil` when the
+    ///   response has no expiry of its own (fresh until the cache evicts it).
     public func freshUntil(receivedAt: Date, policy: FreshnessPolicy) -> Date? {
         switch policy {
         case .neverRevalidate:
@@ -68,6 +77,9 @@ public struct HTTPCacheDirectives: Sendable, Hashable {
     }
 
     /// Parses an HTTP date (IMF-fixdate, RFC 850 or asctime).
+    ///
+    /// - Parameter text: A header value such as `Sun, 06 Nov 1994 08:49:37 GMT`.
+    /// - Returns: The date, or `nil` when the text is in none of the three formats.
     public static func parseHTTPDate(_ text: String) -> Date? {
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             let formatter = DateFormatter()
@@ -79,7 +91,10 @@ public struct HTTPCacheDirectives: Sendable, Hashable {
         return nil
     }
 
-    /// Formats a date as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    /// Formats a date as an IMF-fixdate, the form HTTP headers use.
+    ///
+    /// - Parameter date: The date.
+    /// - Returns: Text such as `Sun, 06 Nov 1994 08:49:37 GMT`.
     public static func formatHTTPDate(_ date: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

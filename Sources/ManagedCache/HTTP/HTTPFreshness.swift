@@ -13,6 +13,12 @@ public struct HTTPFreshness: Sendable, Hashable {
     public var mustRevalidate: Bool
 
     /// Creates a freshness record.
+    ///
+    /// - Parameters:
+    ///   - freshUntil: Until when the object is fresh. Default `nil`: no expiry of its own.
+    ///   - etag: The response's `ETag`. Default `nil`.
+    ///   - lastModified: The response's `Last-Modified`. Default `nil`.
+    ///   - mustRevalidate: Whether the object may never be used stale. Default `false`.
     public init(freshUntil: Date? = nil, etag: String? = nil, lastModified: String? = nil, mustRevalidate: Bool = false) {
         self.freshUntil = freshUntil
         self.etag = etag
@@ -20,7 +26,12 @@ public struct HTTPFreshness: Sendable, Hashable {
         self.mustRevalidate = mustRevalidate
     }
 
-    /// Whether the object needs revalidation at `now` under `policy`.
+    /// Tells whether the object needs revalidation.
+    ///
+    /// - Parameters:
+    ///   - now: The moment to judge at. Default: now.
+    ///   - policy: The request's freshness policy; ``FreshnessPolicy/neverRevalidate`` is never stale.
+    /// - Returns: `true` when ``freshUntil`` is set and not after `now`.
     public func isStale(at now: Date = Date(), policy: FreshnessPolicy) -> Bool {
         if case .neverRevalidate = policy { return false }
         guard let freshUntil else { return false }
@@ -53,8 +64,9 @@ public struct HTTPFreshness: Sendable, Hashable {
 extension FileCacheMetadata {
     /// The freshness stored in this metadata.
     public var freshness: HTTPFreshness {
-        HTTPFreshness(freshUntil: freshUntil, etag: etag, lastModified: lastModified,
-                      mustRevalidate: userInfo["must-revalidate"] == "1")
+        HTTPFreshness(
+            freshUntil: freshUntil, etag: etag, lastModified: lastModified,
+            mustRevalidate: userInfo["must-revalidate"] == "1")
     }
 
     /// This metadata with `freshness` written into it.
@@ -78,6 +90,11 @@ public struct CachedObject: Sendable {
     public let cost: Int
 
     /// Creates a memory-cache value.
+    ///
+    /// - Parameters:
+    ///   - object: The shared, decoded object.
+    ///   - freshness: Its freshness, or `nil` when it came with no caching information.
+    ///   - cost: Its memory cost in bytes.
     public init(object: any Sendable, freshness: HTTPFreshness?, cost: Int) {
         self.object = object
         self.freshness = freshness

@@ -1,10 +1,12 @@
 import Foundation
 
-/// The bytes a fetch produced: in memory, in a file-cache entry, or both; or a confirmation that
-/// stale bytes are still current (`notModified`).
+/// The bytes a fetch produced: in memory, in a file-cache entry, or both, or in a temporary file
+/// (no file cache, a large body); or a confirmation that stale bytes are still current (`notModified`).
 struct FetchedData: Sendable {
-    let memory: Data?
+    private let storedMemory: Data?
     let entry: FileCacheEntry?
+    /// The body in a temporary file (a download without a file cache, past the in-memory threshold).
+    let spool: DownloadSpool?
     let byteCount: Int
     let origin: DataOrigin
     let contentType: String?
@@ -13,15 +15,38 @@ struct FetchedData: Sendable {
     /// A `304 Not Modified` answered a conditional request: stale objects stay valid.
     var notModified = false
 
-    /// Whether there are bytes a decoder can use.
-    var hasBytes: Bool { memory != nil || entry != nil }
+    init(
+        memory: Data?, entry: FileCacheEntry?, spool: DownloadSpool? = nil, byteCount: Int, origin: DataOrigin,
+        contentType: String?, freshness: HTTPFreshness?
+    ) {
+        self.storedMemory = memory
+        self.entry = entry
+        self.spool = spool
+        self.byteCount = byteCount
+        self.origin = origin
+        self.contentType = contentType
+        self.freshness = freshness
+    }
 
-    /// The bytes as a decoder wants them: a file when it prefers one and there is one, else memory.
+    /// The bytes in memory, or mapped from the temporary file.
+    var memory: Data? { storedMemory ?? spool?.mappedData }
+
+    /// Whether there are bytes a decoder can use.
+    var hasBytes: Bool { storedMemory != nil || entry != nil || spool != nil }
+
+    /// The bytes as a decoder wants them: a file when it prefers one and there is one, else memory
+    /// (mapped from the temporary file when the body is in one).
     func loadedData(prefersFileURL: Bool) -> LoadedData {
-        if let entry, prefersFileURL || memory == nil {
+        if let entry, prefersFileURL || storedMemory == nil {
             return LoadedData(fileURL: entry.fileURL, byteCount: byteCount, origin: origin, contentType: contentType)
         }
-        return LoadedData(data: memory ?? Data(), origin: origin, contentType: contentType)
+        if let spool, storedMemory == nil {
+            if !prefersFileURL, let mapped = spool.mappedData {
+                return LoadedData(data: mapped, origin: origin, contentType: contentType)
+            }
+            return LoadedData(temporaryFile: spool, byteCount: byteCount, origin: origin, contentType: contentType)
+        }
+        return LoadedData(data: storedMemory ?? Data(), origin: origin, contentType: contentType)
     }
 }
 
@@ -30,6 +55,8 @@ struct FetchCallbacks: Sendable {
     let progress: @Sendable (_ progress: LoadProgress, _ newBytes: Int) -> Void
     let requestSent: @Sendable (_ conditional: Bool) -> Void
     let event: @Sendable (ManagerEvent) -> Void
+    /// Each chunk of the body and where it starts in the body (for previews); after `progress`.
+    var bytes: (@Sendable (_ chunk: Data, _ offset: Int) -> Void)?
 
     static func eventsOnly(_ event: @escaping @Sendable (ManagerEvent) -> Void) -> FetchCallbacks {
         FetchCallbacks(progress: { _, _ in }, requestSent: { _ in }, event: event)
@@ -50,7 +77,12 @@ struct FetchOperation: Sendable {
     let inMemoryThreshold: Int
     /// Validators of a stale object in memory, for a conditional request when the file cache has none.
     var memoryValidators: HTTPFreshness?
+    /// The fetch's priority, changed by the manager while it runs.
+    let priority: LoadPriorityCell
     let callbacks: FetchCallbacks
+    /// Guards the commit of the downloaded bytes (and a `304`'s metadata update): an object the
+    /// app stores over the data key closes it (issue 18.1). `nil`: nothing can supersede this fetch.
+    var writeGate: WriteGate?
 
     /// What a conditional request revalidates.
     private enum StaleBase {
@@ -66,11 +98,13 @@ struct FetchOperation: Sendable {
     }
 
     func run() async -> Result<FetchedData, ManagedCacheError> {
-        LoadAccounting.fetches.add(1, ordering: .relaxed)
-        defer { LoadAccounting.fetches.subtract(1, ordering: .relaxed) }
+        LoadAccounting.fetches.withLock { $0 += 1 }
+        defer { LoadAccounting.fetches.withLock { $0 -= 1 } }
         if let data = undecoded.value(forKey: dataKey) {
-            return .success(FetchedData(memory: data, entry: nil, byteCount: data.count, origin: .undecodedData,
-                                        contentType: nil, freshness: nil))
+            return .success(
+                FetchedData(
+                    memory: data, entry: nil, byteCount: data.count, origin: .undecodedData,
+                    contentType: nil, freshness: nil))
         }
         var stale: StaleBase?
         if policy.cacheInFile, let entry = fileCache?.entry(forKey: dataKey) {
@@ -83,13 +117,17 @@ struct FetchOperation: Sendable {
             stale = .memoryObject(memoryValidators)
         }
         var useFileCache = policy.cacheInFile && fileCache != nil
+        var spools = true
         var retries = 0
         while true {
             if Task.isCancelled { return .failure(.cancelled(.caller)) }
             do {
-                return .success(try await download(useFileCache: useFileCache, stale: stale))
+                return .success(try await download(useFileCache: useFileCache, spools: spools && !useFileCache, stale: stale))
             } catch is FileCacheWriteLost {
                 useFileCache = false  // the disk failed after the in-memory copy was dropped: go again without it
+                continue
+            } catch is DownloadSpoolLost {
+                spools = false  // the temporary file failed: go again in memory
                 continue
             } catch is PartialDownloadRejected {
                 fileCache?.discardPartialDownload(forKey: dataKey)  // the server cannot continue it: start over
@@ -100,13 +138,14 @@ struct FetchOperation: Sendable {
                 if case .timedOut = failure { failure = .timedOut(seconds: policy.timeout) }
                 guard failure.isTransient, retries < policy.retry.maximumRetries, !Task.isCancelled else {
                     if failure.isTransient, case .fileEntry(let entry) = stale, !entry.metadata.freshness.mustRevalidate,
-                       let cached = read(entry) {
+                        let cached = read(entry)
+                    {
                         return .success(cached)  // stale-if-error: the network failed, the old bytes are still good
                     }
                     return .failure(Task.isCancelled ? .cancelled(.caller) : failure)
                 }
                 retries += 1
-                try? await Task.sleep(for: .seconds(policy.retry.delay(beforeRetry: retries)))
+                try? await Task.sleep(nanoseconds: UInt64(max(0, policy.retry.delay(beforeRetry: retries)) * 1e9))
             }
         }
     }
@@ -138,21 +177,25 @@ struct FetchOperation: Sendable {
         do {
             if entry.byteCount <= inMemoryThreshold {
                 let data = try fileCache.readData(for: entry)
-                return FetchedData(memory: data, entry: entry, byteCount: data.count, origin: origin,
-                                   contentType: entry.metadata.contentType, freshness: freshness)
+                return FetchedData(
+                    memory: data, entry: entry, byteCount: data.count, origin: origin,
+                    contentType: entry.metadata.contentType, freshness: freshness)
             }
             try fileCache.verify(entry)
-            return FetchedData(memory: nil, entry: entry, byteCount: entry.byteCount, origin: origin,
-                               contentType: entry.metadata.contentType, freshness: freshness)
+            return FetchedData(
+                memory: nil, entry: entry, byteCount: entry.byteCount, origin: origin,
+                contentType: entry.metadata.contentType, freshness: freshness)
         } catch FileCacheError.corrupted {
             callbacks.event(.corruptEntryRemoved(key: dataKey))
         } catch {
-            callbacks.event(.fileCacheFailure(key: dataKey, operation: "read", error: String(describing: error)))
+            callbacks.event(.fileCacheFailure(key: dataKey, operation: .read, error: FileCacheError(error)))
         }
         return nil
     }
 
-    private func download(useFileCache: Bool, stale: StaleBase?) async throws -> FetchedData {
+    /// One download attempt. `spools`: without a file cache, a body past the in-memory threshold
+    /// goes to a temporary file (`DownloadSpool`).
+    private func download(useFileCache: Bool, spools: Bool, stale: StaleBase?) async throws -> FetchedData {
         var headers = request.headers
         let conditional = stale?.freshness.hasValidators == true
         if let stale, conditional {
@@ -161,7 +204,8 @@ struct FetchOperation: Sendable {
         var writer: (any FileCacheWriter)?
         var resuming: PartialDownload?
         if useFileCache, policy.resumesDownloads, stale == nil, let fileCache,
-           let partial = fileCache.partialDownload(forKey: dataKey) {
+            let partial = fileCache.partialDownload(forKey: dataKey)
+        {
             do {
                 writer = try fileCache.makeWriter(resuming: partial)
                 resuming = partial
@@ -175,7 +219,7 @@ struct FetchOperation: Sendable {
             do {
                 return try fileCache?.makeWriter(forKey: dataKey)
             } catch {
-                callbacks.event(.fileCacheFailure(key: dataKey, operation: "create", error: String(describing: error)))
+                callbacks.event(.fileCacheFailure(key: dataKey, operation: .create, error: FileCacheError(error)))
                 return nil
             }
         }
@@ -186,9 +230,12 @@ struct FetchOperation: Sendable {
         let receiver = FetchReceiver(
             dataKey: dataKey, writer: writer, maximumBodySize: policy.maximumBodySize,
             inMemoryThreshold: inMemoryThreshold, acceptsNotModified: conditional, resuming: resuming,
-            freshWriter: makeWriter, opensWriterOnResponse: useFileCache && writer == nil,
+            freshWriter: makeWriter, opensWriterOnResponse: useFileCache && writer == nil, spoolsLargeBodies: spools,
             callbacks: callbacks)
-        let loadRequest = DataLoadRequest(url: request.url, headers: headers, timeout: policy.timeout)
+        var loadRequest = DataLoadRequest(
+            url: request.url, headers: headers, timeout: policy.timeout,
+            priority: priority.value)
+        loadRequest.priorityCell = priority
         if Task.isCancelled {
             // Cancelled while preparing (reading back kept bytes takes a while): send nothing.
             receiver.suspendOrAbortWriter(resumable: policy.resumesDownloads)
@@ -198,8 +245,10 @@ struct FetchOperation: Sendable {
         let response: DataLoadResponse
         // The transfer runs in a task of its own, so the idle watchdog can stop it without
         // cancelling this fetch (which may retry after a timeout).
-        let transfer = Task(executorPreference: LoadingExecutor.shared) { [loader] in
-            try await loader.load(loadRequest, receiver: receiver)
+        let transfer = LoadingTask.start { [loader] in
+            // The idle timeout counts from here, not while this task waited to be scheduled.
+            receiver.requestDidStart()
+            return try await loader.load(loadRequest, receiver: receiver)
         }
         let watch = IdleWatchdog.shared.watch(receiver, timeout: policy.timeout) { transfer.cancel() }
         defer { IdleWatchdog.shared.unwatch(watch) }
@@ -217,7 +266,8 @@ struct FetchOperation: Sendable {
             }
             // Interrupted (cancelled, timed out, connection lost): keep the bytes to resume later.
             // Refused (a status, the size limit): discard them.
-            let interrupted = Task.isCancelled || ManagedCacheError.from(loaderError: error).isTransient
+            let interrupted =
+                Task.isCancelled || ManagedCacheError.from(loaderError: error).isTransient
                 || ManagedCacheError.from(loaderError: error) == .cancelled(.caller)
             let refused: Bool
             if case .httpStatus? = error as? ManagedCacheError { refused = true } else { refused = false }
@@ -244,31 +294,41 @@ struct FetchOperation: Sendable {
             if directives.noStore {
                 writer.abort()  // `no-store`: never written to disk
                 fileCache?.removeEntry(forKey: dataKey)
+            } else if let writeGate, !writeGate.begin() {
+                // An object was stored over these bytes' key (issue 18.1): they must not land over it.
+                writer.abort()
+                if result.memory == nil { throw FileCacheWriteLost() }
             } else {
+                defer { writeGate?.end() }
                 let metadata = FileCacheMetadata(contentType: response.header("content-type")).with(freshness)
                 do {
                     entry = try writer.commit(metadata: metadata)
                 } catch {
                     writer.abort()
-                    callbacks.event(.fileCacheFailure(key: dataKey, operation: "commit", error: String(describing: error)))
+                    callbacks.event(.fileCacheFailure(key: dataKey, operation: .commit, error: FileCacheError(error)))
                     if result.memory == nil { throw FileCacheWriteLost() }
                 }
             }
         }
-        return FetchedData(memory: result.memory, entry: entry, byteCount: result.byteCount, origin: .network,
-                           contentType: response.header("content-type"), freshness: freshness)
+        return FetchedData(
+            memory: result.memory, entry: entry, spool: result.spool, byteCount: result.byteCount, origin: .network,
+            contentType: response.header("content-type"), freshness: freshness)
     }
 
     /// A `304` answered: the stale bytes are current again, with new freshness.
     private func refreshed(_ stale: StaleBase, response: DataLoadResponse, receivedAt: Date) throws -> FetchedData {
-        let freshness = HTTPFreshness(response: response, receivedAt: receivedAt, policy: policy.freshness,
-                                      previous: stale.freshness)
+        let freshness = HTTPFreshness(
+            response: response, receivedAt: receivedAt, policy: policy.freshness,
+            previous: stale.freshness)
         switch stale {
         case .fileEntry(let entry):
-            do {
-                try fileCache?.updateMetadata(entry.metadata.with(freshness), forKey: dataKey)
-            } catch {
-                callbacks.event(.fileCacheFailure(key: dataKey, operation: "update", error: String(describing: error)))
+            // Not over an object stored meanwhile (issue 18.1): its entry is not the one revalidated.
+            WriteGate.write(through: writeGate) {
+                do {
+                    try fileCache?.updateMetadata(entry.metadata.with(freshness), forKey: dataKey)
+                } catch {
+                    callbacks.event(.fileCacheFailure(key: dataKey, operation: .updateMetadata, error: FileCacheError(error)))
+                }
             }
             guard var cached = read(entry, origin: .revalidated, freshness: freshness) else {
                 throw ManagedCacheError.transport(code: -1, description: "the revalidated file-cache entry is gone")
@@ -276,8 +336,9 @@ struct FetchOperation: Sendable {
             cached.notModified = true
             return cached
         case .memoryObject:
-            var confirmed = FetchedData(memory: nil, entry: nil, byteCount: 0, origin: .revalidated, contentType: nil,
-                                        freshness: freshness)
+            var confirmed = FetchedData(
+                memory: nil, entry: nil, byteCount: 0, origin: .revalidated, contentType: nil,
+                freshness: freshness)
             confirmed.notModified = true
             return confirmed
         }

@@ -5,11 +5,14 @@ import ManagedCacheLocking
 struct PartialDownloadRejected: Error {}
 
 /// Receives one download: checks the status and the size limit, counts progress, and streams the
-/// body into a file-cache writer and/or memory.
+/// body into a file-cache writer and/or memory, or (without a file cache, past the in-memory
+/// threshold) into a temporary file.
 final class FetchReceiver: DataLoadReceiver {
     struct Result {
         let memory: Data?
         let writer: (any FileCacheWriter)?
+        /// The body, when it went to a temporary file instead of memory.
+        let spool: DownloadSpool?
         let byteCount: Int
         let lostData: Bool
         let notModified: Bool
@@ -18,17 +21,21 @@ final class FetchReceiver: DataLoadReceiver {
     private struct State {
         var memory: Data? = Data()
         var writer: (any FileCacheWriter)?
+        var spool: DownloadSpool?
         var received = 0
         var expected: Int?
         var lostData = false
         var notModified = false
-        var lastActivity = ContinuousClock.now
+        var lastActivity = MonotonicInstant.now
         /// The response's ETag or Last-Modified, which a resumed download must match.
         var validator: String?
         /// The idle watchdog stopped this download.
         var timedOut = false
         /// The fetch was cancelled: nothing more is written, the writer's descriptor is closed.
         var cancelled = false
+        /// The request is not on its way yet (the transfer has not started running, or the loader
+        /// holds it back for a connection): the idle timeout does not count.
+        var waitingForConnection = true
     }
 
     private let state: Lock<State>
@@ -39,6 +46,8 @@ final class FetchReceiver: DataLoadReceiver {
     private let freshWriter: @Sendable () -> (any FileCacheWriter)?
     /// Whether a 2xx response head opens a writer with `freshWriter` (a fresh download).
     private let opensWriterOnResponse: Bool
+    /// Whether a body past `inMemoryThreshold` goes to a temporary file (there is no file cache).
+    private let spoolsLargeBodies: Bool
     private let callbacks: FetchCallbacks
     /// The key the download is for, named in the failures it reports.
     private let dataKey: String
@@ -50,9 +59,13 @@ final class FetchReceiver: DataLoadReceiver {
     ///   - opensWriterOnResponse: open the writer when a 2xx response head arrives; until then
     ///     (and if it cannot be opened) the body is kept in memory only.
     ///   - inMemoryThreshold: bodies past this size are kept on disk only, when there is a writer.
-    init(dataKey: String, writer: (any FileCacheWriter)?, maximumBodySize: Int, inMemoryThreshold: Int, acceptsNotModified: Bool,
-         resuming: PartialDownload? = nil, freshWriter: @escaping @Sendable () -> (any FileCacheWriter)? = { nil },
-         opensWriterOnResponse: Bool = false, callbacks: FetchCallbacks) {
+    ///   - spoolsLargeBodies: without a writer, a body past `inMemoryThreshold` goes to a temporary
+    ///     file (`DownloadSpool`) instead of memory.
+    init(
+        dataKey: String, writer: (any FileCacheWriter)?, maximumBodySize: Int, inMemoryThreshold: Int, acceptsNotModified: Bool,
+        resuming: PartialDownload? = nil, freshWriter: @escaping @Sendable () -> (any FileCacheWriter)? = { nil },
+        opensWriterOnResponse: Bool = false, spoolsLargeBodies: Bool = false, callbacks: FetchCallbacks
+    ) {
         var initial = State(writer: writer)
         if let resuming {
             initial.memory = nil  // the first bytes are on disk only
@@ -66,13 +79,14 @@ final class FetchReceiver: DataLoadReceiver {
         self.resuming = resuming
         self.freshWriter = freshWriter
         self.opensWriterOnResponse = opensWriterOnResponse
+        self.spoolsLargeBodies = spoolsLargeBodies
         self.callbacks = callbacks
         self.dataKey = dataKey
-        LoadAccounting.receivers.add(1, ordering: .relaxed)
+        LoadAccounting.receivers.withLock { $0 += 1 }
     }
 
     deinit {
-        LoadAccounting.receivers.subtract(1, ordering: .relaxed)
+        LoadAccounting.receivers.withLock { $0 -= 1 }
     }
 
     func didReceive(response: DataLoadResponse) throws {
@@ -92,6 +106,9 @@ final class FetchReceiver: DataLoadReceiver {
         }
         if let expected = response.expectedContentLength, expected > maximumBodySize {
             throw ManagedCacheError.tooLarge(limit: maximumBodySize)
+        }
+        if let expected = response.expectedContentLength, expected > inMemoryThreshold {
+            try openSpoolIfNeeded()
         }
         if opensWriterOnResponse, state.withLock({ $0.writer == nil && $0.received == 0 }) {
             let writer = freshWriter()  // outside the lock: it opens a file
@@ -141,15 +158,30 @@ final class FetchReceiver: DataLoadReceiver {
     }
 
     func didReceive(_ chunk: Data) throws {
-        if state.withLock({ $0.notModified }) { return }  // a 304 has no body worth keeping
+        let (notModified, outgrowsMemory) = state.withLock { state in
+            (state.notModified, (state.memory?.count ?? 0) + chunk.count > inMemoryThreshold)
+        }
+        if notModified { return }  // a 304 has no body worth keeping
+        if outgrowsMemory { try openSpoolIfNeeded() }
         // The manager is called back only after the lock is released: it may be cancelling this
         // download under its own lock, and `cancel()` takes this one.
-        let (progress, writeFailure) = try state.withLock { state -> (LoadProgress, (any Error)?) in
+        let (progress, offset, writeFailure) = try state.withLock { state -> (LoadProgress, Int, (any Error)?) in
             if state.cancelled { throw CancellationError() }
             state.lastActivity = .now
+            let offset = state.received
             state.received += chunk.count
             if state.received > maximumBodySize { throw ManagedCacheError.tooLarge(limit: maximumBodySize) }
-            if state.memory != nil {
+            if let spool = state.spool {
+                // What was kept in memory goes first, once, then every chunk.
+                do {
+                    if let kept = state.memory, !kept.isEmpty { try spool.write(kept) }
+                    state.memory = nil
+                    try spool.write(chunk)
+                } catch {
+                    state.spool = nil
+                    throw DownloadSpoolLost()
+                }
+            } else if state.memory != nil {
                 state.memory!.append(chunk)
                 if state.memory!.count > inMemoryThreshold, state.writer != nil { state.memory = nil }
             }
@@ -164,13 +196,26 @@ final class FetchReceiver: DataLoadReceiver {
                     if state.memory == nil { state.lostData = true }
                 }
             }
-            return (LoadProgress(receivedBytes: state.received, expectedBytes: state.expected), writeFailure)
+            return (LoadProgress(receivedBytes: state.received, expectedBytes: state.expected), offset, writeFailure)
         }
         if let writeFailure {
-            callbacks.event(.fileCacheFailure(key: dataKey, operation: "write", error: String(describing: writeFailure)))
+            callbacks.event(.fileCacheFailure(key: dataKey, operation: .write, error: FileCacheError(writeFailure)))
             if state.withLock({ $0.lostData }) { throw FileCacheWriteLost() }
         }
         callbacks.progress(progress, chunk.count)
+        callbacks.bytes?(chunk, offset)
+    }
+
+    /// Without a writer and when spooling, opens the temporary file the body goes to (outside the
+    /// lock: it creates a file), once. Without one (it could not be created) the body stays in memory.
+    private func openSpoolIfNeeded() throws {
+        guard spoolsLargeBodies, state.withLock({ $0.spool == nil && $0.writer == nil }) else { return }
+        guard let spool = DownloadSpool.make() else { return }
+        let late = state.withLock { state -> Bool in
+            if !state.cancelled, state.spool == nil { state.spool = spool }
+            return state.cancelled
+        }
+        if late { throw CancellationError() }
     }
 
     /// Marks the download as stopped for idleness (by `IdleWatchdog`).
@@ -179,9 +224,18 @@ final class FetchReceiver: DataLoadReceiver {
     /// Whether the idle watchdog stopped the download.
     var didTimeOut: Bool { state.withLock { $0.timedOut } }
 
+    func requestIsWaitingForConnection() { state.withLock { $0.waitingForConnection = true } }
+
+    func requestDidStart() {
+        state.withLock {
+            $0.waitingForConnection = false
+            $0.lastActivity = .now
+        }
+    }
+
+    /// Seconds without activity; 0 while the request waits for a connection.
     func secondsSinceLastActivity() -> Double {
-        let elapsed = state.withLock { ContinuousClock.now - $0.lastActivity }
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        state.withLock { $0.waitingForConnection ? 0 : MonotonicInstant.now.seconds(since: $0.lastActivity) }
     }
 
     /// The fetch was cancelled: stops taking bytes and closes the writer's descriptor now, without
@@ -192,11 +246,12 @@ final class FetchReceiver: DataLoadReceiver {
     /// which can take a while under load; until then its descriptor counted against the process's
     /// limit beyond what is in flight (issue 19).
     func cancel() {
-        let writer = state.withLock { state -> (any FileCacheWriter)? in
+        let (writer, spool) = state.withLock { state -> ((any FileCacheWriter)?, DownloadSpool?) in
             state.cancelled = true
-            return state.writer
+            return (state.writer, state.spool)
         }
         (writer as? StoreWriter)?.releaseDescriptor()
+        spool?.close()
     }
 
     /// Discards anything written to the file cache.
@@ -224,9 +279,16 @@ final class FetchReceiver: DataLoadReceiver {
 
     /// The body once the loader has returned.
     func finish() -> Result {
-        state.withLock { state in
-            Result(memory: state.memory, writer: state.writer, byteCount: state.received, lostData: state.lostData,
-                   notModified: state.notModified)
+        let result = state.withLock { state in
+            Result(
+                memory: state.memory, writer: state.writer, spool: state.spool, byteCount: state.received,
+                lostData: state.lostData, notModified: state.notModified)
         }
+        result.spool?.close()
+        return result
     }
 }
+
+/// Thrown when the temporary file of a download without a file cache failed (the disk is full or
+/// gone): the download starts over, kept in memory.
+struct DownloadSpoolLost: Error {}

@@ -1,4 +1,4 @@
-import Synchronization
+import ManagedCacheLocking
 
 /// Counts the objects a load creates that are still alive in this process: fetches running,
 /// download receivers, URLSession transfers and file-cache writers (each of which holds a
@@ -28,14 +28,25 @@ import Synchronization
         }
     }
 
-    static let fetches = Atomic<Int>(0)
-    static let receivers = Atomic<Int>(0)
-    static let transfers = Atomic<Int>(0)
-    static let writers = Atomic<Int>(0)
+    static let fetches = Lock<Int>(0)
+    static let receivers = Lock<Int>(0)
+    static let transfers = Lock<Int>(0)
+    static let writers = Lock<Int>(0)
+
+    /// How many times FoundationNetworking was made to wait for a delegate to catch up
+    /// (back-pressure, Linux: see `BoundedDelegateQueue`), over the process's life.
+    public static var backPressureWaits: Int { backPressureWaitCount.withLock { $0 } }
+    static let backPressureWaitCount = Lock<Int>(0)
+
+    /// How many cancelled URLSession transfers ended by themselves because the session had not
+    /// reported their end within `SessionTransfer.cancellationGrace`, over the process's life.
+    public static var unreportedCancellations: Int { unreportedCancellationCount.withLock { $0 } }
+    static let unreportedCancellationCount = Lock<Int>(0)
 
     /// The counts now.
     public static var current: Counts {
-        Counts(fetches: fetches.load(ordering: .relaxed), receivers: receivers.load(ordering: .relaxed),
-               transfers: transfers.load(ordering: .relaxed), writers: writers.load(ordering: .relaxed))
+        Counts(
+            fetches: fetches.withLock { $0 }, receivers: receivers.withLock { $0 },
+            transfers: transfers.withLock { $0 }, writers: writers.withLock { $0 })
     }
 }

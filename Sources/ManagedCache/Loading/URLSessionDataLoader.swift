@@ -11,21 +11,48 @@ import FoundationNetworking
 /// It uses an ephemeral session: `URLCache` stores nothing on Linux anyway, and the manager does
 /// its own caching. Redirects are followed (at most 20, then the load fails). Cancelling the Swift
 /// task running `load` cancels the `URLSessionTask` at once.
+///
+/// The loader runs at most the session's `httpMaximumConnectionsPerHost` loads of one host (host
+/// name and port) at once and holds the others back until one ends, highest ``LoadPriority``
+/// first (first come first served among equals; a load raised while it waits goes ahead).
+/// `URLSession` would queue them itself, out of sight, and the manager's idle timeout would count
+/// that wait; held back here, they tell their receiver they are waiting, so the idle timeout
+/// counts only from when the request is handed to the session. (Linux's `URLSession` has no
+/// callback for "request sent": `didSendBodyData` is not called for a GET, task metrics are
+/// not delivered, `countOfBytesSent` stays 0; so the limit is the way to know a load is on the
+/// wire.) Loads a redirect takes to another host count against the first host only. Over HTTP/2,
+/// where one connection could carry more requests, the limit still applies.
 public final class URLSessionDataLoader: DataLoading {
     private let session: URLSession
     private let delegate: SessionDelegate
+    private let hostLimit: HostConnectionLimit
 
-    /// Creates a loader with its own session; `maximumConnectionsPerHost` defaults to 6, as
-    /// `URLSession` does. `configure` may change the session configuration further (proxies, TLS).
+    /// Creates a loader with its own ephemeral session.
+    ///
+    /// - Parameters:
+    ///   - maximumConnectionsPerHost: How many loads of one host run at once; the others wait,
+    ///     untimed, for one to end. Default 6, as `URLSession` does on Linux and macOS.
+    ///   - configure: Changes the session configuration further (proxies, TLS, extra headers).
+    ///     The loader then runs as many loads per host at once as the configuration's
+    ///     `httpMaximumConnectionsPerHost` says. Default `nil`.
     public init(maximumConnectionsPerHost: Int = 6, configure: ((URLSessionConfiguration) -> Void)? = nil) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configure?(configuration)
+        #if canImport(Darwin)
         let delegate = SessionDelegate()
-        self.delegate = delegate
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        #else
+        // Back-pressure: FoundationNetworking queues every received chunk for the delegate
+        // without limit; this queue holds libcurl back instead (see `BoundedDelegateQueue`).
+        let queue = BoundedDelegateQueue()
+        let delegate = SessionDelegate(queue: queue)
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+        #endif
+        self.delegate = delegate
+        self.hostLimit = HostConnectionLimit(limit: configuration.httpMaximumConnectionsPerHost)
     }
 
     deinit {
@@ -35,12 +62,60 @@ public final class URLSessionDataLoader: DataLoading {
     /// Transfers registered and not yet over (for the reliability tests).
     var transfersInFlight: Int { delegate.transferCount }
 
+    /// What each transfer not yet over is doing (for the reliability tests' failure messages).
+    var transferDiagnoses: [String] { delegate.diagnoses }
+
+    #if !canImport(Darwin)
+    /// How many times FoundationNetworking had to wait for the delegate to catch up (for the tests).
+    var backPressureWaits: Int { (session.delegateQueue as? BoundedDelegateQueue)?.waitCount ?? 0 }
+    #endif
+
+    /// Loads of `url`'s host running and held back for a connection (for the tests).
+    func connectionCounts(forHostOf url: URL) -> (running: Int, waiting: Int) {
+        hostLimit.counts(for: HostConnectionLimit.hostKey(for: url))
+    }
+
+    /// Whether the URL is `http` or `https` with a host.
+    ///
+    /// - Parameter url: The URL of a request about to load.
+    /// - Returns: `true` for an `http` or `https` URL with a non-empty host.
     public func canLoad(_ url: URL) -> Bool {
         guard let scheme = url.scheme?.lowercased() else { return false }
         return (scheme == "http" || scheme == "https") && url.host?.isEmpty == false
     }
 
+    /// Loads the request once one of its host's connections is free, streaming the body to the
+    /// receiver as it arrives.
+    ///
+    /// - Parameters:
+    ///   - request: What to fetch; its priority orders the wait for a connection and sets the
+    ///     task's priority, following the manager's changes while the load runs.
+    ///   - receiver: Told ``DataLoadReceiver/requestIsWaitingForConnection()`` when the load has
+    ///     to wait, ``DataLoadReceiver/requestDidStart()`` when it goes on the wire, then the
+    ///     response and the body.
+    /// - Returns: The response, once the body is complete.
+    /// - Throws: ``ManagedCacheError/cancelled(_:)`` when the task is cancelled while the load
+    ///   waits for a connection, `URLError` when the transfer fails or is cancelled, or the
+    ///   receiver's error.
     public func load(_ request: DataLoadRequest, receiver: any DataLoadReceiver) async throws -> DataLoadResponse {
+        // A load cancelled before it started (its fetch was cancelled while this task waited to
+        // be scheduled) opens no connection.
+        if Task.isCancelled { throw ManagedCacheError.cancelled(.caller) }
+        let host = HostConnectionLimit.hostKey(for: request.url)
+        do {
+            try await hostLimit.acquire(
+                host, priority: { request.currentPriority }, willWait: { receiver.requestIsWaitingForConnection() })
+        } catch {
+            throw ManagedCacheError.cancelled(.caller)
+        }
+        defer { hostLimit.release(host) }
+        if Task.isCancelled { throw ManagedCacheError.cancelled(.caller) }  // cancelled while admitted
+        receiver.requestDidStart()
+        return try await transfer(request, receiver: receiver)
+    }
+
+    /// Runs one `URLSessionDataTask` (the host's limit admitted it).
+    private func transfer(_ request: DataLoadRequest, receiver: any DataLoadReceiver) async throws -> DataLoadResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         // The manager runs its own idle-timeout watchdog (Linux rounds URLSession timeouts down to
@@ -50,6 +125,15 @@ public final class URLSessionDataLoader: DataLoading {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
         let task = session.dataTask(with: urlRequest)
+        #if canImport(Darwin)
+        // URLSession orders a host's waiting tasks by it; the manager may change it while the load
+        // runs (a user with a higher priority joins).
+        task.priority = request.currentPriority.taskPriority
+        request.priorityCell?.observe { [weak task] priority in task?.priority = priority.taskPriority }
+        #else
+        // Not set: FoundationNetworking stores a task's priority without using it, and reads and
+        // writes it by waiting for the process-wide work queue, which back-pressure may be holding.
+        #endif
         // Registered before anything can cancel the task: its end may be reported before this
         // task starts waiting (see `SessionTransfer`).
         let transfer = delegate.register(task: task, receiver: receiver)
@@ -58,10 +142,35 @@ public final class URLSessionDataLoader: DataLoading {
                 transfer.wait(continuation)
                 task.resume()  // does nothing once the task is cancelling
             }
-        } onCancel: {
-            task.cancel()
+        } onCancel: { [delegate = self.delegate] in
+            Self.cancelTask(task)
+            let identifier = task.taskIdentifier
+            transfer.cancelled { endedByGrace in if endedByGrace { delegate.forget(taskIdentifier: identifier) } }
         }
     }
+
+    #if canImport(Darwin)
+    /// Cancels `task`: on Apple platforms `URLSessionTask.cancel()` only marks the task and
+    /// returns.
+    private static func cancelTask(_ task: URLSessionTask) {
+        task.cancel()
+    }
+    #else
+    /// Cancels `task` on a queue of its own. FoundationNetworking's `URLSessionTask.cancel()` waits
+    /// for the session's work queue, which another transfer may be holding; the cancelling thread
+    /// is often one inside `ObjectManager.manage` (a reused cell's previous load, a load pushed out
+    /// of the loading buffer), whose caller must not wait for it (issue 20). Nothing waits for the
+    /// cancellation itself: the receiver has stopped taking bytes and closed its file, and the
+    /// transfer ends when the session reports it (or its grace ends, `SessionTransfer`).
+    private static func cancelTask(_ task: URLSessionTask) {
+        // `URLSessionTask` is `Sendable` in FoundationNetworking.
+        cancellation.async { task.cancel() }
+    }
+
+    /// Where URLSession tasks are cancelled on Linux: serial, so a burst of cancellations (a fast
+    /// scroll) uses one thread.
+    private static let cancellation = DispatchQueue(label: "ManagedCache.url-session-cancellation", qos: .utility)
+    #endif
 }
 
 /// The session's delegate: routes callbacks to the transfer of each task.
@@ -70,6 +179,14 @@ public final class URLSessionDataLoader: DataLoading {
 /// its own state.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let transfers = Lock<[Int: SessionTransfer]>([:])
+    #if !canImport(Darwin)
+    /// The session's delegate queue, told each chunk's size.
+    private let queue: BoundedDelegateQueue
+
+    init(queue: BoundedDelegateQueue) {
+        self.queue = queue
+    }
+    #endif
 
     /// Registers the transfer of `task`, which ends (and leaves the table) in `didCompleteWithError`.
     func register(task: URLSessionTask, receiver: any DataLoadReceiver) -> SessionTransfer {
@@ -80,6 +197,18 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
 
     /// Transfers registered and not yet over.
     var transferCount: Int { transfers.withLock { $0.count } }
+
+    /// Each registered transfer's task and state.
+    var diagnoses: [String] {
+        let entries = transfers.withLock { $0 }
+        return entries.map { identifier, transfer in "task \(identifier): \(transfer.diagnosis)" }
+    }
+
+    /// Removes the transfer of a task whose end the session never reported (see
+    /// `SessionTransfer.cancelled(grace:graceEnded:)`).
+    func forget(taskIdentifier: Int) {
+        _ = transfers.withLock { $0.removeValue(forKey: taskIdentifier) }
+    }
 
     private func transfer(of task: URLSessionTask) -> SessionTransfer? {
         transfers.withLock { $0[task.taskIdentifier] }
@@ -112,6 +241,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        #if !canImport(Darwin)
+        queue.noteChunk(data.count)
+        #endif
         guard let transfer = transfer(of: dataTask), !transfer.receiverFailed else { return }
         do {
             try transfer.receiver.didReceive(data)

@@ -1,50 +1,71 @@
 import Foundation
 
 /// Remembers keys that failed permanently, so bogus URLs are not requested again and again
-/// (SDWebImage's promise). Entries expire after the policy's interval or when forgotten.
+/// (SDWebImage's promise), with an exponential backoff: a key is refused for
+/// `LoadPolicy.failureMemoryFirstInterval` after its first failure, twice as long after each
+/// further failure in a row, at most `LoadPolicy.failureMemoryInterval`. A success, or
+/// `ObjectManager.forgetFailure(for:)` (a user's explicit retry), starts it over.
+///
+/// Why a backoff rather than one fixed interval: a 404 from a flaky server or a captive portal
+/// would otherwise blank an image for the whole interval (10 minutes), while a URL that really is
+/// gone still ends up asked for rarely.
 ///
 /// Transport and HTTP failures are remembered per data key (every decoder of the bytes is
 /// affected); decoding failures per object key (another decoder may still succeed with the same
 /// bytes). Forgetting a data key forgets both kinds.
 struct FailureMemory {
-    private typealias Record = (error: ManagedCacheError, until: ContinuousClock.Instant)
+    /// One key's failures in a row: the last error, until when it is refused, and how many.
+    private struct Record {
+        var error: ManagedCacheError
+        var until: MonotonicInstant
+        var failuresInARow: Int
+    }
 
     private var byDataKey: [String: Record] = [:]
     private var byObjectKey: [ObjectKey: Record] = [:]
 
-    /// The remembered failure of `key`'s bytes or of `key` itself, if it has not expired.
-    mutating func failure(for key: ObjectKey, now: ContinuousClock.Instant = .now) -> ManagedCacheError? {
+    /// How long a key is refused after its `failuresInARow`-th failure in a row: `first`, doubled
+    /// for each further failure, capped at `maximum` (and `maximum` alone when `first` is not
+    /// positive or exceeds it).
+    static func interval(afterFailures failuresInARow: Int, first: Double, maximum: Double) -> Double {
+        guard first > 0, first < maximum else { return maximum }
+        let doublings = Double(max(0, failuresInARow - 1))
+        return min(maximum, first * pow(2, min(doublings, 60)))
+    }
+
+    /// The remembered failure of `key`'s bytes or of `key` itself, if it is still refused.
+    func failure(for key: ObjectKey, now: MonotonicInstant = .now) -> ManagedCacheError? {
         if let error = failure(forDataKey: key.dataKey, now: now) { return error }
-        guard let record = byObjectKey[key] else { return nil }
-        guard record.until > now else {
-            byObjectKey.removeValue(forKey: key)
-            return nil
-        }
+        guard let record = byObjectKey[key], record.until > now else { return nil }
         return record.error
     }
 
-    /// The remembered failure of the bytes of `dataKey`, if it has not expired.
-    mutating func failure(forDataKey dataKey: String, now: ContinuousClock.Instant = .now) -> ManagedCacheError? {
-        guard let record = byDataKey[dataKey] else { return nil }
-        guard record.until > now else {
-            byDataKey.removeValue(forKey: dataKey)
-            return nil
-        }
+    /// The remembered failure of the bytes of `dataKey`, if it is still refused.
+    func failure(forDataKey dataKey: String, now: MonotonicInstant = .now) -> ManagedCacheError? {
+        guard let record = byDataKey[dataKey], record.until > now else { return nil }
         return record.error
     }
 
-    /// Records a failure to load the bytes of `dataKey`, if it is permanent and the interval is positive.
-    mutating func record(_ error: ManagedCacheError, forDataKey dataKey: String, interval: Double) {
-        guard error.isPermanent, interval > 0 else { return }
-        pruneIfLarge()
-        byDataKey[dataKey] = (error, .now + .seconds(interval))
+    /// Records a failure to load the bytes of `dataKey`, if it is permanent and the policy
+    /// remembers failures.
+    mutating func record(_ error: ManagedCacheError, forDataKey dataKey: String, policy: LoadPolicy, now: MonotonicInstant = .now) {
+        guard error.isPermanent, policy.failureMemoryInterval > 0 else { return }
+        pruneIfLarge(now: now)
+        byDataKey[dataKey] = Self.next(after: byDataKey[dataKey], error: error, policy: policy, now: now)
     }
 
-    /// Records a failure to decode `key`, if it is permanent and the interval is positive.
-    mutating func record(_ error: ManagedCacheError, for key: ObjectKey, interval: Double) {
-        guard error.isPermanent, interval > 0 else { return }
-        pruneIfLarge()
-        byObjectKey[key] = (error, .now + .seconds(interval))
+    /// Records a failure to decode `key`, if it is permanent and the policy remembers failures.
+    mutating func record(_ error: ManagedCacheError, for key: ObjectKey, policy: LoadPolicy, now: MonotonicInstant = .now) {
+        guard error.isPermanent, policy.failureMemoryInterval > 0 else { return }
+        pruneIfLarge(now: now)
+        byObjectKey[key] = Self.next(after: byObjectKey[key], error: error, policy: policy, now: now)
+    }
+
+    /// `key` decoded: its failures in a row, and its bytes', are over.
+    mutating func succeeded(_ key: ObjectKey) {
+        guard !byDataKey.isEmpty || !byObjectKey.isEmpty else { return }
+        byDataKey.removeValue(forKey: key.dataKey)
+        byObjectKey.removeValue(forKey: key)
     }
 
     /// Forgets the failures of `dataKey`'s bytes and of every object decoded from them.
@@ -55,14 +76,26 @@ struct FailureMemory {
         }
     }
 
+    /// Forgets the decoding failure of `key` alone (an object stored under it, issue 18.1).
+    mutating func forget(_ key: ObjectKey) {
+        byObjectKey.removeValue(forKey: key)
+    }
+
     mutating func forgetAll() {
         byDataKey.removeAll()
         byObjectKey.removeAll()
     }
 
-    private mutating func pruneIfLarge() {
+    private static func next(after previous: Record?, error: ManagedCacheError, policy: LoadPolicy, now: MonotonicInstant) -> Record {
+        let failures = (previous?.failuresInARow ?? 0) + 1
+        let interval = interval(
+            afterFailures: failures, first: policy.failureMemoryFirstInterval, maximum: policy.failureMemoryInterval)
+        return Record(error: error, until: now.adding(seconds: interval), failuresInARow: failures)
+    }
+
+    /// Past 10,000 keys, drops those no longer refused (their count of failures in a row with them).
+    private mutating func pruneIfLarge(now: MonotonicInstant) {
         guard byDataKey.count + byObjectKey.count > 10_000 else { return }
-        let now = ContinuousClock.now
         byDataKey = byDataKey.filter { $0.value.until > now }
         byObjectKey = byObjectKey.filter { $0.value.until > now }
     }

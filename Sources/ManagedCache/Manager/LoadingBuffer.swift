@@ -1,42 +1,71 @@
-/// The bounded FIFO of loads started for users (HJCache's loading buffer).
+/// The bounded FIFO of loads started for users (HJCache's loading buffer), ordered by priority.
 ///
-/// When a new load would exceed the capacity, the oldest entries are pushed out and the manager
-/// cancels them: a fast scroll through a long table leaves only the rows at rest loading.
+/// When a new load would exceed the capacity, loads are pushed out and the manager cancels them:
+/// a fast scroll through a long table leaves only the rows at rest loading. The load pushed out is
+/// the oldest of those with the lowest ``LoadPriority``, the new one included, so with equal
+/// priorities this is HJCache's FIFO, and a low-priority load never pushes out a higher one.
+///
+/// ```
+/// capacity 3, all .normal:   [a b c] + d        → [b c d], a pushed out (FIFO)
+/// a is .high:                [a b c] + d        → [a c d], b pushed out
+/// all .high, d is .low:      [a b c] + d(.low)  → [a b c], d pushed out
+/// ```
 struct LoadingBuffer {
-    private(set) var keys: [ObjectKey] = []
+    private struct Entry {
+        let key: ObjectKey
+        var priority: LoadPriority
+    }
+
+    /// Oldest first.
+    private var entries: [Entry] = []
     private(set) var capacity: Int
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
-    var count: Int { keys.count }
+    /// The keys, oldest first.
+    var keys: [ObjectKey] { entries.map(\.key) }
 
-    func contains(_ key: ObjectKey) -> Bool { keys.contains(key) }
+    var count: Int { entries.count }
 
-    /// Appends `key` as the newest load; returns the oldest keys pushed out, oldest first.
-    mutating func push(_ key: ObjectKey) -> [ObjectKey] {
-        keys.removeAll { $0 == key }
-        keys.append(key)
+    func contains(_ key: ObjectKey) -> Bool { entries.contains { $0.key == key } }
+
+    /// Appends `key` as the newest load with `priority`; returns the keys pushed out, in the order
+    /// they were chosen (lowest priority first, oldest first within one priority).
+    mutating func push(_ key: ObjectKey, priority: LoadPriority = .normal) -> [ObjectKey] {
+        entries.removeAll { $0.key == key }
+        entries.append(Entry(key: key, priority: priority))
         return overflow()
+    }
+
+    /// Changes the priority of `key`'s entry in place (its age is kept); nothing is pushed out.
+    mutating func setPriority(_ priority: LoadPriority, of key: ObjectKey) {
+        guard let index = entries.firstIndex(where: { $0.key == key }) else { return }
+        entries[index].priority = priority
     }
 
     /// Removes `key` (its load finished or was cancelled).
     mutating func remove(_ key: ObjectKey) {
-        keys.removeAll { $0 == key }
+        entries.removeAll { $0.key == key }
     }
 
-    /// Changes the capacity (at least 1); returns the keys that no longer fit, oldest first.
+    /// Changes the capacity (at least 1); returns the keys that no longer fit.
     mutating func resize(to newCapacity: Int) -> [ObjectKey] {
         capacity = max(1, newCapacity)
         return overflow()
     }
 
     private mutating func overflow() -> [ObjectKey] {
-        guard keys.count > capacity else { return [] }
-        let excess = keys.count - capacity
-        let pushedOut = Array(keys.prefix(excess))
-        keys.removeFirst(excess)
+        var pushedOut: [ObjectKey] = []
+        while entries.count > capacity {
+            // The first entry of the lowest priority: oldest first among equals.
+            var victim = 0
+            for index in entries.indices.dropFirst() where entries[index].priority < entries[victim].priority {
+                victim = index
+            }
+            pushedOut.append(entries.remove(at: victim).key)
+        }
         return pushedOut
     }
 }

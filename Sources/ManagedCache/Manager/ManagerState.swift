@@ -4,7 +4,7 @@ import Foundation
 /// run under that lock and must not call out to users, loaders or the disk; they collect the
 /// work to do afterwards in a `PendingWork`.
 struct ManagerState {
-    var handlers: [ObjectKey: HandlerRecord] = [:]
+    var handlers: [ObjectKey: ObjectHandler] = [:]
     var fetches: [String: FetchRecord] = [:]
     var attachments: [ObjectIdentifier: Attachment] = [:]
     var loadingBuffer: LoadingBuffer
@@ -19,6 +19,12 @@ struct ManagerState {
     var isShutDown = false
     /// Running preloads, cancelled when a real request needs the disk.
     var preloads: [Task<Int, Never>] = []
+    /// The latest stored object still writing to each file key (issue 18.1): a later store of the
+    /// file key (or a memory-only store of the same object key) closes its gate, so stores land
+    /// in the order they were made.
+    var pendingStores: [String: ObjectManager.PendingStore] = [:]
+    /// Fetch tasks to create once the lock is released (`ManagerLock`, `FetchTaskSlot`).
+    var fetchStarts: [FetchStart] = []
 
     init(loadingBufferSize: Int) {
         loadingBuffer = LoadingBuffer(capacity: loadingBufferSize)
@@ -28,77 +34,6 @@ struct ManagerState {
         defer { nextIdentifier &+= 1 }
         return nextIdentifier
     }
-}
-
-/// One handler per object key: HJCache's `HJMOHandler`, as a state machine.
-///
-/// A class, so the table holds references and every change happens in place: handlers are
-/// touched on every `manage`, and copying a record of this size in and out of the dictionary cost
-/// more than the rest of a memory hit. Not `Sendable`: handlers live in `ManagerState` and are
-/// only read or changed under the manager's lock.
-final class HandlerRecord {
-    /// new → loading → loaded → ready, or failed; cancellation returns to new.
-    enum Phase {
-        /// Nothing under way (never started, or cancelled: managing a user restarts it).
-        case new
-        /// Waiting for the bytes of fetch `fetch`.
-        case loading(fetch: UInt64)
-        /// The bytes are here and being decoded.
-        case loaded
-        /// The shared object.
-        case ready(any Sendable, DataOrigin)
-        /// The last load failed; managing a user retries (subject to the failure memory).
-        case failed(ManagedCacheError)
-
-        var isBusy: Bool {
-            switch self {
-            case .loading, .loaded: return true
-            default: return false
-            }
-        }
-    }
-
-    let key: ObjectKey
-    let decoder: AnyObjectDecoder
-    /// The request and policy of the user that started the current load.
-    var request: ObjectRequest
-    var policy: LoadPolicy
-    var users = HandlerUsers()
-    var phase: Phase = .new
-    /// Bumped on every start and cancellation, so results of an abandoned load are ignored.
-    var generation: UInt64 = 0
-    /// A prefetch with this handler's decoder wants the object even with no users.
-    var heldByPrefetch = false
-    /// How long the ready object is fresh (HTTP caching).
-    var freshness: HTTPFreshness?
-    /// A stale object whose revalidation is under way: a `304` makes it current again.
-    var staleObject: CachedObject?
-    /// The fetch revalidating a ready object in the background (stale-while-revalidate).
-    var revalidatingFetch: UInt64?
-    /// The ready object's memory-cache cost, kept so re-inserting it costs what decoding said.
-    var objectCost = 0
-
-    init(key: ObjectKey, decoder: AnyObjectDecoder, request: ObjectRequest, policy: LoadPolicy) {
-        self.key = key
-        self.decoder = decoder
-        self.request = request
-        self.policy = policy
-    }
-
-    /// Whether this handler waits for fetch `identifier` (loading, or revalidating in the background).
-    func isWaiting(for identifier: UInt64) -> Bool {
-        if case .loading(identifier) = phase { return true }
-        return revalidatingFetch == identifier
-    }
-
-    /// Whether any user is still alive.
-    var hasLiveUsers: Bool { users.contains { $0.isAlive } }
-
-    /// Whether a live user keeps the load out of the loading buffer's reach.
-    var hasLiveUnevictableUsers: Bool { users.contains { $0.isAlive && !$0.evictable } }
-
-    /// Drops the slots of deallocated users.
-    func compactUsers() { users.removeAll { !$0.isAlive } }
 }
 
 /// One download per data key, shared by every handler (decoder) of that key and by prefetches.
@@ -112,8 +47,16 @@ struct FetchRecord {
     var prefetchHolds = 0
     /// Whether the fetch counts against the prefetch concurrency limit.
     var inPrefetchLane: Bool
-    var task: Task<Void, Never>?
+    /// Its task, created once the lock that created the fetch is released.
+    let task: FetchTaskSlot
     var progress = LoadProgress(receivedBytes: 0, expectedBytes: nil)
+    /// The fetch's priority, which its loader reads (see `ObjectManager._refreshPriority`).
+    let priority: LoadPriorityCell
+    /// The priority of the data-only prefetches in `prefetchHolds`.
+    var prefetchPriority = LoadPriority.veryLow
+    /// Guards the download's commit to the file cache: an object stored over the data key closes
+    /// it (issue 18.1).
+    let writeGate = WriteGate()
 
     var isWanted: Bool { !subscribers.isEmpty || prefetchHolds > 0 }
 }
@@ -122,6 +65,9 @@ struct FetchRecord {
 struct PrefetchItem {
     let request: ObjectRequest
     let decoder: AnyObjectDecoder?
+    let priority: LoadPriority
+    /// Order of arrival, so the queue is FIFO within one priority.
+    let sequence: UInt64
 }
 
 /// Work decided under the lock and done after releasing it.
@@ -131,13 +77,59 @@ struct PendingWork {
     var events: [ManagerEvent] = []
     /// Values evicted from caches, released outside the lock.
     var released: [any Sendable] = []
+    /// Fetch tasks to cancel, outside the lock: cancelling runs the task's cancellation handlers,
+    /// which close the download's file and cancel its `URLSessionTask` (on Linux handed to a queue
+    /// of its own, `URLSessionDataLoader.cancelTask`). The fetch has already left the table, so
+    /// nothing waits for it in between, and whatever it reports after is ignored (its identifier
+    /// is gone).
+    /// Made on the first cancellation only (most work has none).
+    private(set) var cancellations: TaskCancellations?
 
-    var isEmpty: Bool { deliveries.isEmpty && fileCachePurges.isEmpty && events.isEmpty && released.isEmpty }
+    var isEmpty: Bool {
+        deliveries.isEmpty && fileCachePurges.isEmpty && events.isEmpty && released.isEmpty && cancellations == nil
+    }
 
     mutating func append(_ other: PendingWork) {
         deliveries += other.deliveries
         fileCachePurges += other.fileCachePurges
         events += other.events
         released += other.released
+        if let theirs = other.cancellations {
+            if let mine = cancellations { mine.take(theirs) } else { cancellations = theirs }
+        }
+    }
+
+    /// Queues the fetch task of `slot` to be cancelled once the lock is released.
+    mutating func cancel(_ task: FetchTaskSlot) {
+        if cancellations == nil { cancellations = TaskCancellations() }
+        cancellations?.add(task)
+    }
+}
+
+/// Tasks a `PendingWork` is to cancel once the manager's lock is released.
+///
+/// A class, so that no cancellation can be lost: a `PendingWork` dropped without being performed
+/// (a path that decided work and returned early) still cancels its tasks when the last copy goes
+/// away, later than `perform` would, but never not at all.
+final class TaskCancellations {
+    private var tasks: [FetchTaskSlot] = []
+
+    func add(_ task: FetchTaskSlot) { tasks.append(task) }
+
+    /// Moves `other`'s tasks here.
+    func take(_ other: TaskCancellations) {
+        tasks += other.tasks
+        other.tasks.removeAll()
+    }
+
+    /// Cancels every task now.
+    func cancelAll() {
+        let cancelling = tasks
+        tasks.removeAll()
+        for task in cancelling { task.cancel() }
+    }
+
+    deinit {
+        for task in tasks { task.cancel() }
     }
 }

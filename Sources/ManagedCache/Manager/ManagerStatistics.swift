@@ -37,18 +37,38 @@ public struct ManagerStatistics: Sendable, Hashable {
     public var failures: [FailureKind: Int] = [:]
     /// File-cache operations that failed (disk full, directory gone, corrupt entry found).
     public var fileCacheErrors = 0
+    /// Objects the app stored with `ObjectManager.store` (issue 18.1).
+    public var storedObjects = 0
 
     /// All counters at zero.
     public init() {}
 
     /// The total of `failures`.
     public var totalFailures: Int { failures.values.reduce(0, +) }
+
+    /// Counts a fetch's bytes by where they came from.
+    mutating func count(_ origin: DataOrigin) {
+        switch origin {
+        case .network: networkLoads += 1
+        case .fileCache: fileCacheHits += 1
+        case .undecodedData: undecodedDataHits += 1
+        case .revalidated: notModified += 1
+        case .memory, .sharedObject, .stored: break
+        }
+    }
 }
 
 /// Things a manager reports through `ObjectManager.Configuration.eventHandler`, for logging.
 public enum ManagerEvent: Sendable {
-    /// A file-cache operation failed; loading went on without it.
-    case fileCacheFailure(key: String, operation: String, error: String)
+    /// A file-cache operation failed; loading went on without it (the object is served from
+    /// memory and not cached, or read again from the network).
+    ///
+    /// - Parameters:
+    ///   - key: The data key of the load (its oid or URL string).
+    ///   - operation: What the cache was asked to do.
+    ///   - error: Why it failed; ``FileCacheError/isOutOfDescriptors`` tells a process that has
+    ///     run out of file descriptors.
+    case fileCacheFailure(key: String, operation: FileCacheOperation, error: FileCacheError)
     /// A corrupted or truncated file-cache entry was found and removed; the object is reloaded.
     case corruptEntryRemoved(key: String)
     /// A load failed.

@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCacheLocking
 
-/// What a load reports to `ObjectManager.loadEvents(for:decoder:)`.
+/// What a load reports to ``ObjectManager/loadEvents(for:decoder:)``.
 public enum LoadEvent<Object: Sendable>: Sendable {
     /// Bytes arrived.
     case progress(LoadProgress)
@@ -10,14 +10,26 @@ public enum LoadEvent<Object: Sendable>: Sendable {
 }
 
 extension ObjectManager {
-    /// Loads the object for `request` with `decoder`, for code that has no user object (JSON,
-    /// PDFs, command-line tools). Shares handlers, loads and caches with every other user of the key.
+    /// Loads an object, for code that has no user object (JSON, PDFs, command-line tools).
+    /// Shares handlers, loads and caches with every other user of the key.
     ///
     /// Cancelling the calling task stops waiting at once (throwing `.cancelled(.caller)`) and
     /// cancels the load if no other user wants it. Unless the request's policy says otherwise, an
     /// `async` load takes no loading-buffer slot and is not finished once abandoned, and a
-    /// file-cache hit of at most `Configuration.inMemoryThreshold` bytes is read and decoded on
+    /// file-cache hit of at most ``Configuration/inMemoryThreshold`` bytes is read and decoded on
     /// the calling task, which is never the main thread (larger ones on the loading executor).
+    ///
+    /// ```swift
+    /// let feed = try await manager.object(for: ObjectRequest(url: feedURL), decoder: JSONObjectDecoder<Feed>())
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - request: What to load.
+    ///   - decoder: How to decode the bytes; its identifier is part of the key.
+    ///   - progress: Called with each chunk's progress, on the thread that received it. Default `nil`.
+    /// - Returns: The shared object: the same instance every user of the key gets.
+    /// - Throws: The load's ``ManagedCacheError``; ``ManagedCacheError/cancelled(_:)`` with
+    ///   ``ManagedCacheError/CancellationReason/caller`` when the task is cancelled.
     public func object<Decoder: ObjectDecoding>(
         for request: ObjectRequest, decoder: Decoder, progress: (@Sendable (LoadProgress) -> Void)? = nil
     ) async throws(ManagedCacheError) -> Decoder.Object {
@@ -40,14 +52,26 @@ extension ObjectManager {
         }
     }
 
-    /// Loads the bytes at `url` (keyed by `oid` when given) as `Data`.
+    /// Loads the bytes at a URL as `Data`: ``object(for:decoder:progress:)`` with a ``DataDecoder``.
+    ///
+    /// - Parameters:
+    ///   - url: Where the bytes are.
+    ///   - oid: The key to use instead of the URL. Default `nil`: the URL.
+    /// - Returns: The bytes.
+    /// - Throws: The load's ``ManagedCacheError``.
     public func data(from url: URL, oid: String? = nil) async throws(ManagedCacheError) -> Data {
         try await object(for: ObjectRequest(url: url, oid: oid), decoder: DataDecoder())
     }
 
-    /// Loads the object for `request` as a stream of progress events ending with the object.
-    /// The stream throws the load's `ManagedCacheError` (typed); ending iteration early cancels
-    /// the load if nobody else wants it.
+    /// Loads an object as a stream of progress events ending with the object.
+    ///
+    /// The stream throws the load's ``ManagedCacheError`` (typed); ending iteration early, or
+    /// cancelling the iterating task, cancels the load if nobody else wants it.
+    ///
+    /// - Parameters:
+    ///   - request: What to load.
+    ///   - decoder: How to decode the bytes; its identifier is part of the key.
+    /// - Returns: A stream of ``LoadEvent/progress(_:)`` events, then one ``LoadEvent/object(_:_:)``.
     public func loadEvents<Decoder: ObjectDecoding>(
         for request: ObjectRequest, decoder: Decoder
     ) -> LoadEventStream<Decoder.Object> {
@@ -130,8 +154,10 @@ private final class StreamingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     let objectDecoder: Decoder
     private let continuation: AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error>.Continuation
 
-    init(request: ObjectRequest, decoder: Decoder,
-         continuation: AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error>.Continuation) {
+    init(
+        request: ObjectRequest, decoder: Decoder,
+        continuation: AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error>.Continuation
+    ) {
         self.objectRequest = request
         self.objectDecoder = decoder
         self.continuation = continuation

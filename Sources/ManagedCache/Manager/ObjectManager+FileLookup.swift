@@ -12,15 +12,20 @@ extension ObjectManager {
     /// first (for decoders that store one), then the original bytes when delivery is synchronous
     /// (an original over `maximumBytes` counts as a miss). A hit is decoded and delivered (to
     /// `synchronousUser` on this thread, when given); a miss starts the load.
-    func loadFromFileCache(
-        key: ObjectKey, generation: UInt64, policy: LoadPolicy, synchronousUser: ObjectIdentifier?, maximumBytes: Int?
-    ) {
+    ///
+    /// On the caller's thread, right after the lock that decided the lookup, the handler is not
+    /// checked again: what the lookup finds is delivered, or the load started, only if the handler
+    /// is still in that lookup (its generation). On the loading executor, after a thread hop, it
+    /// is checked first, so a lookup whose user has gone reads nothing.
+    func loadFromFileCache(key: ObjectKey, lookup: FileLookup, synchronousUser: ObjectIdentifier?, maximumBytes: Int?) {
         let synchronously = synchronousUser != nil
-        let lookup = state.withLock { state -> (AnyObjectDecoder, ObjectRequest)? in
-            guard let handler = state.handlers[key], handler.generation == generation else { return nil }
-            return (handler.decoder, handler.request)
+        let (generation, policy, decoder, request, writeGate) = (
+            lookup.generation, lookup.policy, lookup.decoder, lookup.request, lookup.writeGate
+        )
+        if !synchronously {
+            let current = state.withLock { state in state.handlers[key]?.generation == generation }
+            guard current else { return }
         }
-        guard let (decoder, request) = lookup else { return }
         var sources: [(fileKey: String, isVariant: Bool)] = []
         if decoder.storesVariant { sources.append((Self.variantFileKey(key), true)) }
         if synchronously { sources.append((key.dataKey, false)) }
@@ -28,15 +33,27 @@ extension ObjectManager {
             let operation = FetchOperation(
                 dataKey: source.fileKey, request: request, policy: policy, loader: configuration.dataLoader,
                 fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
-                callbacks: .eventsOnly { [weak self] in self?.report($0) })
-            guard let fetched = operation.readFromFileCache(
-                acceptingStale: source.isVariant, maximumBytes: source.isVariant ? nil : maximumBytes) else { continue }
+                priority: LoadPriorityCell(request.priority), callbacks: .eventsOnly { [weak self] in self?.report($0) })
+            let readStart = MonotonicInstant.now
+            guard
+                let fetched = operation.readFromFileCache(
+                    acceptingStale: source.isVariant, maximumBytes: synchronously || !source.isVariant ? maximumBytes : nil)
+            else { continue }
             let data = fetched.loadedData(prefersFileURL: decoder.prefersFileURL)
-            let loaded = source.isVariant
+            let loaded =
+                source.isVariant
                 ? LoadedData(data: (try? data.bytes()) ?? Data(), origin: .fileCache, contentType: data.contentType, isStoredVariant: true)
                 : data
-            let job = DecodeJob(key: key, generation: generation, decoder: decoder, data: loaded, origin: .fileCache,
-                                freshness: fetched.freshness)
+            let job = DecodeJob(
+                key: key, generation: generation, decoder: decoder, data: loaded, origin: .fileCache,
+                freshness: fetched.freshness, writeGate: writeGate)
+            if synchronously, MonotonicInstant.now.seconds(since: readStart) > configuration.synchronousFileReadTimeBudget {
+                // The read alone used the caller's budget: decode and deliver in the background.
+                LoadingTask.start { [weak self] in
+                    self?.decodeFileCacheHit(job, fileKey: source.fileKey, isVariant: source.isVariant, policy: policy)
+                }
+                return
+            }
             let outcome = decoder.decode(loaded)
             if case .failure = outcome, source.isVariant {
                 fileCache?.removeEntry(forKey: source.fileKey)  // a bad variant: fall back to the original
@@ -48,7 +65,7 @@ extension ObjectManager {
             // thread (which may be the main one): on the loading executor.
             if case .success(let object) = outcome, !source.isVariant, decoder.storesVariant {
                 if synchronously {
-                    Task(executorPreference: LoadingExecutor.shared) { [weak self] in
+                    LoadingTask.start { [weak self] in
                         self?.storeVariantIfNeeded(job, object: object)
                     }
                 } else {
@@ -65,17 +82,41 @@ extension ObjectManager {
         perform(work)
     }
 
+    /// A file-cache hit read on the caller's thread past its time budget, decoded and delivered on
+    /// the loading executor instead; a bad variant or original falls back to a load.
+    func decodeFileCacheHit(_ job: DecodeJob, fileKey: String, isVariant: Bool, policy: LoadPolicy) {
+        let outcome = job.decoder.decode(job.data)
+        if case .failure = outcome, isVariant {
+            fileCache?.removeEntry(forKey: fileKey)
+            let work = state.withLock { state -> PendingWork in
+                guard let handler = state.handlers[job.key], handler.generation == job.generation, case .loaded = handler.phase
+                else { return PendingWork() }
+                return _startLoading(job.key, evictable: policy.participatesInLoadingBuffer, in: &state)
+            }
+            perform(work)
+            return
+        }
+        state.withLock { $0.statistics.fileCacheHits += 1 }
+        completeDecode(job, outcome: outcome)
+        if case .success(let object) = outcome, !isVariant, job.decoder.storesVariant {
+            storeVariantIfNeeded(job, object: object)
+        }
+    }
+
     /// After decoding original bytes, stores the decoder's variant in the file cache (and drops the
     /// original if the decoder does not keep it).
     func storeVariantIfNeeded(_ job: DecodeJob, object: any Sendable) {
         guard job.decoder.storesVariant, !job.data.isStoredVariant, let fileCache else { return }
         let policy = state.withLock { $0.handlers[job.key]?.policy } ?? configuration.policy
-        guard policy.cacheInFile, let bytes = job.decoder.encodedVariant(of: object) else { return }
-        do {
-            try fileCache.store(bytes, forKey: Self.variantFileKey(job.key), metadata: FileCacheMetadata())
-            if !job.decoder.keepsOriginal { fileCache.removeEntry(forKey: job.key.dataKey) }
-        } catch {
-            report(.fileCacheFailure(key: job.key.dataKey, operation: "store variant", error: String(describing: error)))
+        guard policy.cacheInFile, job.writeGate?.isClosed != true, let bytes = job.decoder.encodedVariant(of: object) else { return }
+        // Through the decode's gate: an object stored over this one meanwhile (issue 18.1) keeps its place.
+        WriteGate.write(through: job.writeGate) {
+            do {
+                try fileCache.store(bytes, forKey: Self.variantFileKey(job.key), metadata: FileCacheMetadata())
+                if !job.decoder.keepsOriginal { fileCache.removeEntry(forKey: job.key.dataKey) }
+            } catch {
+                report(.fileCacheFailure(key: job.key.dataKey, operation: .storeVariant, error: FileCacheError(error)))
+            }
         }
     }
 }

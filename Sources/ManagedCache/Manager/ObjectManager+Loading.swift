@@ -8,55 +8,101 @@ extension ObjectManager {
     func _startLoading(_ key: ObjectKey, evictable: Bool, in state: inout ManagerState) -> PendingWork {
         guard let handler = state.handlers[key] else { return PendingWork() }
         var work = PendingWork()
-        let fetchID: UInt64
         if var fetch = state.fetches[key.dataKey] {
             fetch.subscribers.insert(key)
             state.fetches[key.dataKey] = fetch
-            fetchID = fetch.identifier
             state.statistics.coalescedJoins += 1
-            if evictable { _promoteFetchFromPrefetchLane(dataKey: key.dataKey, fetch: fetchID, work: &work, in: &state) }
+            handler.startLoading(fetch: fetch.identifier)
+            state.handlers[key] = handler
+            // After the handler is loading: promoting the fetch frees a prefetch slot, and a
+            // prefetch of this very key started from it must find the handler busy, not new.
+            if evictable {
+                _promoteFetchFromPrefetchLane(dataKey: key.dataKey, fetch: fetch.identifier, work: &work, in: &state)
+            }
         } else {
-            fetchID = _createFetch(dataKey: key.dataKey, request: handler.request, policy: handler.policy,
-                                   subscriber: key, inPrefetchLane: false, validators: handler.staleObject?.freshness,
-                                   in: &state)
+            let fetchID = _createFetch(
+                dataKey: key.dataKey, request: handler.request, policy: handler.policy,
+                subscriber: key, inPrefetchLane: false, priority: handler.effectivePriority,
+                validators: handler.staleObject?.freshness, in: &state)
+            handler.startLoading(fetch: fetchID)
+            state.handlers[key] = handler
         }
-        handler.generation &+= 1
-        handler.phase = .loading(fetch: fetchID)
-        state.handlers[key] = handler
-        if evictable { work.append(_pushToLoadingBuffer(key, in: &state)) }
+        if evictable {
+            work.append(_pushToLoadingBuffer(key, in: &state))
+        } else {
+            _refreshPriority(dataKey: key.dataKey, in: &state)
+        }
         return work
+    }
+
+    /// Recomputes the priority of the fetch of `dataKey` from everything that wants it (its
+    /// handlers' live users and prefetches) and hands it to the loader when it changed.
+    func _refreshPriority(dataKey: String, in state: inout ManagerState) {
+        guard let fetch = state.fetches[dataKey] else { return }
+        var highest: LoadPriority? = fetch.prefetchHolds > 0 ? fetch.prefetchPriority : nil
+        for key in fetch.subscribers {
+            guard let handler = state.handlers[key] else { continue }
+            let priority = handler.effectivePriority
+            if highest.map({ priority > $0 }) ?? true { highest = priority }
+        }
+        guard let highest else { return }
+        fetch.priority.set(highest)
     }
 
     /// Starts the one fetch of `dataKey`. Returns its identifier.
     func _createFetch(
         dataKey: String, request: ObjectRequest, policy: LoadPolicy, subscriber: ObjectKey?,
-        inPrefetchLane: Bool, validators: HTTPFreshness? = nil, in state: inout ManagerState
+        inPrefetchLane: Bool, priority: LoadPriority, validators: HTTPFreshness? = nil, in state: inout ManagerState
     ) -> UInt64 {
         let identifier = state._makeIdentifier()
         if !inPrefetchLane { _cancelPreloads(in: &state) }
-        var fetch = FetchRecord(identifier: identifier, dataKey: dataKey, request: request, policy: policy,
-                                inPrefetchLane: inPrefetchLane)
-        if let subscriber { fetch.subscribers.insert(subscriber) } else { fetch.prefetchHolds = 1 }
+        let priorityCell = LoadPriorityCell(priority)
+        var fetch = FetchRecord(
+            identifier: identifier, dataKey: dataKey, request: request, policy: policy,
+            inPrefetchLane: inPrefetchLane, task: FetchTaskSlot(), priority: priorityCell)
+        if let subscriber {
+            fetch.subscribers.insert(subscriber)
+        } else {
+            fetch.prefetchHolds = 1
+            fetch.prefetchPriority = priority
+        }
         if inPrefetchLane {
             state.runningPrefetches += 1
             state.statistics.prefetchesStarted += 1
         }
-        let operation = FetchOperation(
-            dataKey: dataKey, request: request, policy: policy, loader: configuration.dataLoader,
-            fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
-            memoryValidators: validators, callbacks: makeFetchCallbacks(dataKey: dataKey, fetch: identifier))
-        fetch.task = Task(executorPreference: LoadingExecutor.shared) { [weak self] in
-            let result = await operation.run()
-            guard let jobs = self?.completeFetch(dataKey: dataKey, fetch: identifier, result: result) else { return }
-            for job in jobs {
-                let outcome = job.decoder.decode(job.data)
-                // Deliver first (the users are waiting), then store the variant, on this task.
-                self?.completeDecode(job, outcome: outcome)
-                if case .success(let object) = outcome { self?.storeVariantIfNeeded(job, object: object) }
-            }
-        }
+        // The task is created once the lock is released (`ManagerLock`: creating a task may wake a
+        // thread), and the operation in the task (allocations the lock need not cover).
+        let writeGate = fetch.writeGate
+        state.fetchStarts.append(
+            FetchStart(slot: fetch.task, running: fetchTasksRunning) { [weak self] in
+                guard
+                    let operation = self?.makeFetchOperation(
+                        dataKey: dataKey, request: request, policy: policy, validators: validators, priority: priorityCell,
+                        fetch: identifier, writeGate: writeGate)
+                else { return }
+                let result = await operation.run()
+                guard let jobs = self?.completeFetch(dataKey: dataKey, fetch: identifier, result: result) else { return }
+                for job in jobs {
+                    let outcome = job.decoder.decode(job.data)
+                    // Deliver first (the users are waiting), then store the variant, on this task.
+                    self?.completeDecode(job, outcome: outcome)
+                    if case .success(let object) = outcome { self?.storeVariantIfNeeded(job, object: object) }
+                }
+            })
         state.fetches[dataKey] = fetch
         return identifier
+    }
+
+    /// The download of a fetch, made in its task.
+    private func makeFetchOperation(
+        dataKey: String, request: ObjectRequest, policy: LoadPolicy, validators: HTTPFreshness?, priority: LoadPriorityCell,
+        fetch identifier: UInt64, writeGate: WriteGate
+    ) -> FetchOperation {
+        FetchOperation(
+            dataKey: dataKey, request: request, policy: policy, loader: configuration.dataLoader,
+            fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
+            memoryValidators: validators, priority: priority,
+            callbacks: makeFetchCallbacks(dataKey: dataKey, fetch: identifier), writeGate: writeGate)
     }
 
     /// A fetch running in the prefetch lane that a user now waits for leaves the lane (freeing a
@@ -76,7 +122,9 @@ extension ObjectManager {
         for waiting in state.loadingBuffer.keys where waiting != key {
             work.append(_cancelIfAbandoned(waiting, in: &state))
         }
-        work.append(_handleBufferOverflow(state.loadingBuffer.push(key), in: &state))
+        let priority = state.handlers[key]?.effectivePriority ?? .normal
+        work.append(_handleBufferOverflow(state.loadingBuffer.push(key, priority: priority), in: &state))
+        _refreshPriority(dataKey: key.dataKey, in: &state)
         return work
     }
 
@@ -97,9 +145,7 @@ extension ObjectManager {
     func _cancelHandler(_ key: ObjectKey, reason: ManagedCacheError.CancellationReason, in state: inout ManagerState) -> PendingWork {
         guard let handler = state.handlers[key], handler.phase.isBusy else { return PendingWork() }
         var work = PendingWork()
-        handler.phase = .new
-        handler.generation &+= 1
-        handler.heldByPrefetch = false
+        handler.cancel()
         handler.compactUsers()
         state.handlers[key] = handler
         state.loadingBuffer.remove(key)
@@ -109,8 +155,9 @@ extension ObjectManager {
             fetch.subscribers.remove(key)
             if fetch.isWanted {
                 state.fetches[key.dataKey] = fetch
+                _refreshPriority(dataKey: key.dataKey, in: &state)
             } else {
-                fetch.task?.cancel()
+                work.cancel(fetch.task)
                 state.fetches.removeValue(forKey: key.dataKey)
                 if fetch.inPrefetchLane {
                     state.runningPrefetches -= 1
@@ -118,12 +165,7 @@ extension ObjectManager {
                 }
             }
         }
-        for slot in handler.users {
-            guard let user = slot.user else { continue }
-            work.deliveries.append(PendingDelivery(
-                user: user, request: slot.request, key: key, attachment: slot.attachment,
-                event: .failed(.cancelled(reason))))
-        }
+        work.deliveries += handler.deliveries(of: .failed(.cancelled(reason)))
         // Their requests are over: a restart of this key by anyone else is not theirs to hear.
         state.handlers[key]?.users.removeAll()
         return work
@@ -132,7 +174,8 @@ extension ObjectManager {
     // MARK: - Fetch callbacks (from the fetch's task)
 
     private func makeFetchCallbacks(dataKey: String, fetch identifier: UInt64) -> FetchCallbacks {
-        FetchCallbacks(
+        let previews = PreviewFeed(interval: configuration.previewInterval)
+        return FetchCallbacks(
             progress: { [weak self] progress, newBytes in
                 self?.fetchProgressed(dataKey: dataKey, fetch: identifier, progress: progress, newBytes: newBytes)
             },
@@ -144,6 +187,9 @@ extension ObjectManager {
             },
             event: { [weak self] event in
                 self?.report(event)
+            },
+            bytes: { [weak self] chunk, offset in
+                self?.previewBytesArrived(chunk, offset: offset, feed: previews, dataKey: dataKey, fetch: identifier)
             })
     }
 
@@ -167,12 +213,7 @@ extension ObjectManager {
             for key in fetch.subscribers {
                 work.append(_cancelIfAbandoned(key, in: &state))
                 guard let handler = state.handlers[key], case .loading = handler.phase else { continue }
-                for slot in handler.users {
-                    guard let user = slot.user else { continue }
-                    work.deliveries.append(PendingDelivery(
-                        user: user, request: slot.request, key: key, attachment: slot.attachment,
-                        event: .progress(progress), fetch: identifier))
-                }
+                work.deliveries += handler.deliveries(of: .progress(progress), fetch: identifier)
             }
             return work
         }
@@ -187,78 +228,99 @@ extension ObjectManager {
         let data: LoadedData
         let origin: DataOrigin
         let freshness: HTTPFreshness?
+        /// Guards the variant this decode stores (`nil` for decoders that store none).
+        var writeGate: WriteGate?
     }
 
     /// Records the end of a fetch and returns the decodes it enables.
     func completeFetch(dataKey: String, fetch identifier: UInt64, result: Result<FetchedData, ManagedCacheError>) -> [DecodeJob] {
         var jobs: [DecodeJob] = []
         let work = state.withLock { state -> PendingWork in
-            guard let fetch = state.fetches[dataKey], fetch.identifier == identifier else { return PendingWork() }
-            state.fetches.removeValue(forKey: dataKey)
+            // 1. The fetch ends (a stale result of a replaced fetch changes nothing).
+            guard let fetch = _endFetch(dataKey: dataKey, identifier: identifier, in: &state) else { return PendingWork() }
             var work = PendingWork()
-            if fetch.inPrefetchLane {
-                state.runningPrefetches -= 1
-                work.append(_startQueuedPrefetches(in: &state))
-            }
+            // 2. Its prefetch slot, if it had one, goes to the next waiting prefetch.
+            if fetch.inPrefetchLane { work.append(_startQueuedPrefetches(in: &state)) }
+            // 3. Every handler waiting for it decodes the bytes, revalidates, restarts or fails.
             switch result {
             case .success(let fetched):
-                switch fetched.origin {
-                case .network: state.statistics.networkLoads += 1
-                case .fileCache: state.statistics.fileCacheHits += 1
-                case .undecodedData: state.statistics.undecodedDataHits += 1
-                case .revalidated: state.statistics.notModified += 1
-                case .memory, .sharedObject: break
-                }
-                for key in fetch.subscribers {
-                    guard let handler = state.handlers[key], handler.isWaiting(for: identifier) else { continue }
-                    if fetched.notModified, let stale = handler.staleObject {
-                        work.append(_revalidated(key, object: stale.object, freshness: fetched.freshness, in: &state))
-                        continue
-                    }
-                    guard fetched.hasBytes else {
-                        // A 304 for bytes this decoder never had: load them unconditionally.
-                        handler.phase = .new
-                        handler.staleObject = nil
-                        handler.revalidatingFetch = nil
-                        state.handlers[key] = handler
-                        work.append(_startLoading(key, evictable: false, in: &state))
-                        continue
-                    }
-                    handler.phase = .loaded
-                    handler.revalidatingFetch = nil
-                    state.handlers[key] = handler
-                    state.loadingBuffer.remove(key)
-                    jobs.append(DecodeJob(
-                        key: key, generation: handler.generation, decoder: handler.decoder,
-                        data: fetched.loadedData(prefersFileURL: handler.decoder.prefersFileURL), origin: fetched.origin,
-                        freshness: fetched.freshness))
-                }
-                if jobs.isEmpty, fetched.entry == nil, let data = fetched.memory {
-                    // Nobody decodes these bytes yet and no file holds them: keep them (HJCache's "loaded" state).
-                    work.released += undecodedData.setValue(data, forKey: dataKey, cost: data.count)
-                }
+                jobs = _bytesArrived(fetched, for: fetch, work: &work, in: &state)
             case .failure(let error):
-                if case .cancelled = error { break }
-                state.statistics.failures[error.kind, default: 0] += 1
-                state.failures.record(error, forDataKey: dataKey, interval: fetch.policy.failureMemoryInterval)
-                for key in fetch.subscribers {
-                    guard let handler = state.handlers[key], handler.isWaiting(for: identifier) else { continue }
-                    if let stale = handler.staleObject, error.isTransient, stale.freshness?.mustRevalidate != true {
-                        // Stale-if-error: the network failed, the object we had is still better than nothing.
-                        work.append(_revalidated(key, object: stale.object, freshness: stale.freshness, in: &state))
-                    } else if handler.revalidatingFetch == identifier {
-                        handler.revalidatingFetch = nil
-                        handler.staleObject = nil
-                        state.handlers[key] = handler
-                    } else {
-                        work.append(_fail(key, error: error, generation: nil, in: &state))
-                    }
-                }
+                _fetchFailed(error, for: fetch, work: &work, in: &state)
             }
             return work
         }
+        // 4. Users hear what was decided; the decode jobs run on the caller's task.
         perform(work)
         return jobs
+    }
+
+    /// Removes the fetch `identifier` of `dataKey` (freeing its prefetch slot); `nil` when it is
+    /// not the current one.
+    private func _endFetch(dataKey: String, identifier: UInt64, in state: inout ManagerState) -> FetchRecord? {
+        guard let fetch = state.fetches[dataKey], fetch.identifier == identifier else { return nil }
+        state.fetches.removeValue(forKey: dataKey)
+        if fetch.inPrefetchLane { state.runningPrefetches -= 1 }
+        return fetch
+    }
+
+    /// The bytes are here: each waiting handler revalidates its stale object (a `304`), restarts
+    /// without validators (a `304` for bytes it never had), or gets a decode job. Bytes nobody
+    /// decodes and no file holds are kept in memory (HJCache's "loaded" state).
+    private func _bytesArrived(
+        _ fetched: FetchedData, for fetch: FetchRecord, work: inout PendingWork, in state: inout ManagerState
+    ) -> [DecodeJob] {
+        state.statistics.count(fetched.origin)
+        var jobs: [DecodeJob] = []
+        for key in fetch.subscribers {
+            guard let handler = state.handlers[key], handler.isWaiting(for: fetch.identifier) else { continue }
+            if fetched.notModified, let stale = handler.staleObject {
+                work.append(_revalidated(key, object: stale.object, freshness: fetched.freshness, in: &state))
+                continue
+            }
+            guard fetched.hasBytes else {
+                // A 304 for bytes this decoder never had: load them unconditionally.
+                handler.dropStaleObjectForFullLoad()
+                state.handlers[key] = handler
+                work.append(_startLoading(key, evictable: false, in: &state))
+                continue
+            }
+            handler.bytesArrived()
+            state.handlers[key] = handler
+            state.loadingBuffer.remove(key)
+            jobs.append(
+                DecodeJob(
+                    key: key, generation: handler.generation, decoder: handler.decoder,
+                    data: fetched.loadedData(prefersFileURL: handler.decoder.prefersFileURL), origin: fetched.origin,
+                    freshness: fetched.freshness, writeGate: handler.decoder.storesVariant ? handler.openWriteGate() : nil))
+        }
+        if jobs.isEmpty, fetched.entry == nil, let data = fetched.memory {
+            work.released += undecodedData.setValue(data, forKey: fetch.dataKey, cost: data.count)
+        }
+        return jobs
+    }
+
+    /// The fetch failed (a cancellation changes nothing): the failure is remembered, and each
+    /// waiting handler serves its stale object (stale-if-error), ends its background
+    /// revalidation, or fails.
+    private func _fetchFailed(
+        _ error: ManagedCacheError, for fetch: FetchRecord, work: inout PendingWork, in state: inout ManagerState
+    ) {
+        if case .cancelled = error { return }
+        state.statistics.failures[error.kind, default: 0] += 1
+        state.failures.record(error, forDataKey: fetch.dataKey, policy: fetch.policy, now: configuration.failureClock())
+        for key in fetch.subscribers {
+            guard let handler = state.handlers[key], handler.isWaiting(for: fetch.identifier) else { continue }
+            if let stale = handler.staleObject, error.isTransient, stale.freshness?.mustRevalidate != true {
+                // Stale-if-error: the network failed, the object we had is still better than nothing.
+                work.append(_revalidated(key, object: stale.object, freshness: stale.freshness, in: &state))
+            } else if handler.revalidatingFetch == fetch.identifier {
+                handler.endBackgroundRevalidation()
+                state.handlers[key] = handler
+            } else {
+                work.append(_fail(key, error: error, generation: nil, in: &state))
+            }
+        }
     }
 
     /// Records a decode's outcome: the shared object goes to the memory cache and every live user;
@@ -266,18 +328,17 @@ extension ObjectManager {
     func completeDecode(_ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronousUser: ObjectIdentifier? = nil) {
         let work = state.withLock { state -> PendingWork in
             guard let handler = state.handlers[job.key], handler.generation == job.generation,
-                  case .loaded = handler.phase else { return PendingWork() }
+                case .loaded = handler.phase
+            else { return PendingWork() }
             switch outcome {
             case .success(let object):
                 var work = PendingWork()
                 state.statistics.decodes += 1
-                handler.heldByPrefetch = false
-                handler.staleObject = nil
-                handler.freshness = job.freshness
-                handler.objectCost = handler.decoder.cost(of: object, byteCount: job.data.byteCount)
-                handler.compactUsers()
+                state.failures.succeeded(job.key)
                 // With no user left, only the memory cache keeps the object (within its limits).
-                handler.phase = handler.users.isEmpty ? .new : .ready(object, job.origin)
+                handler.finishDecoding(
+                    object: object, origin: job.origin, freshness: job.freshness,
+                    cost: handler.decoder.cost(of: object, byteCount: job.data.byteCount))
                 state.handlers[job.key] = handler
                 if handler.policy.cacheInMemory {
                     work.released += memoryCache.setValue(
@@ -285,16 +346,11 @@ extension ObjectManager {
                         forKey: job.key, cost: handler.objectCost
                     ).map(\.object)
                 }
-                for slot in handler.users {
-                    guard let user = slot.user else { continue }
-                    work.deliveries.append(PendingDelivery(
-                        user: user, request: slot.request, key: job.key, attachment: slot.attachment,
-                        event: .ready(object, job.origin)))
-                }
+                work.deliveries += handler.deliveries(of: .ready(object, job.origin))
                 return work
             case .failure(let error):
                 state.statistics.failures[error.kind, default: 0] += 1
-                state.failures.record(error, for: job.key, interval: handler.policy.failureMemoryInterval)
+                state.failures.record(error, for: job.key, policy: handler.policy, now: configuration.failureClock())
                 return _fail(job.key, error: error, generation: job.generation, in: &state)
             }
         }
@@ -307,11 +363,7 @@ extension ObjectManager {
         guard let handler = state.handlers[key] else { return PendingWork() }
         var work = PendingWork()
         let wasWaiting = handler.revalidatingFetch == nil  // a background revalidation's users already have it
-        handler.phase = .ready(object, .revalidated)
-        handler.freshness = freshness
-        handler.staleObject = nil
-        handler.revalidatingFetch = nil
-        handler.compactUsers()
+        handler.revalidated(object: object, freshness: freshness)
         state.handlers[key] = handler
         state.loadingBuffer.remove(key)
         if handler.policy.cacheInMemory {
@@ -321,12 +373,7 @@ extension ObjectManager {
             ).map(\.object)
         }
         guard wasWaiting else { return work }
-        for slot in handler.users {
-            guard let user = slot.user else { continue }
-            work.deliveries.append(PendingDelivery(
-                user: user, request: slot.request, key: key, attachment: slot.attachment,
-                event: .ready(object, .revalidated)))
-        }
+        work.deliveries += handler.deliveries(of: .ready(object, .revalidated))
         return work
     }
 
@@ -335,23 +382,14 @@ extension ObjectManager {
         guard let handler = state.handlers[key] else { return PendingWork() }
         if let generation, handler.generation != generation { return PendingWork() }
         var work = PendingWork()
-        handler.phase = .failed(error)
-        handler.heldByPrefetch = false
-        handler.compactUsers()
+        handler.fail(error)
         state.handlers[key] = handler
         state.loadingBuffer.remove(key)
         if let removed = memoryCache.removeValue(forKey: key) { work.released.append(removed.object) }
-        handler.staleObject = nil
-        handler.revalidatingFetch = nil
-        state.handlers[key] = handler
         undecodedData.removeValue(forKey: key.dataKey)
         if case .decodingFailed = error { work.fileCachePurges.append(key.dataKey) }
         work.events.append(.loadFailed(key: key, error: error))
-        for slot in handler.users {
-            guard let user = slot.user else { continue }
-            work.deliveries.append(PendingDelivery(
-                user: user, request: slot.request, key: key, attachment: slot.attachment, event: .failed(error)))
-        }
+        work.deliveries += handler.deliveries(of: .failed(error))
         // Their requests are over: a later load of this key (another user's retry) is not theirs to hear.
         state.handlers[key]?.users.removeAll()
         return work

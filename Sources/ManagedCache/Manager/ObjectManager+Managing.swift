@@ -15,8 +15,19 @@ extension ObjectManager {
     ///   failure or a cancellation detaches the user: it hears nothing of a later load of the key
     ///   (another user's retry) until it is managed again. A ready user stays attached, sharing
     ///   the object, and receives the newer object if a revalidation brings one.
-    /// - The user's properties (`objectRequest`, `objectDecoder`, `callbackDelivery`) are read
+    /// - The user's properties (`objectRequest`, `objectDecoder`, `callbackDelivery`, `wantsPreviews`) are read
     ///   here, on the calling thread, and never again until the next `manage`.
+    ///
+    /// ```swift
+    /// let user = ObjectUser(request: ObjectRequest(url: avatarURL), decoder: DataDecoder()) { data, origin in
+    ///     print("\(data.count) bytes from \(origin)")
+    /// }
+    /// manager.manage(user)  // keep `user`: the manager holds it weakly
+    /// ```
+    ///
+    /// - Parameter user: The user, held weakly: keep a strong reference for as long as it wants
+    ///   the object. A main-actor type conforms to ``MainActorObjectUser`` instead, and goes to
+    ///   ``manage(_:)-4he8m`` (the overload for it).
     public func manage<User: ManagedObjectUser>(_ user: User) {
         manage(user, isAwaiting: false)
     }
@@ -28,159 +39,251 @@ extension ObjectManager {
             return
         }
         let delivery = user.callbackDelivery
-        let call = ManageCall(request: request, userID: ObjectIdentifier(user), delivery: delivery, isAwaiting: isAwaiting)
-        manage(call, decoder: user.objectDecoder, link: { ThreadSafeUserLink(user, delivery: delivery) }, deliverHit: { event, request in
-            user.receive(event, request: request)
-        })
+        let wantsPreviews = user.wantsPreviews
+        let call = ManageCall(
+            request: request, userID: ObjectIdentifier(user), delivery: delivery, wantsPreviews: wantsPreviews,
+            isAwaiting: isAwaiting)
+        manage(
+            call, decoder: user.objectDecoder, link: { ThreadSafeUserLink(user, delivery: delivery, wantsPreviews: wantsPreviews) },
+            deliverHit: { event, request in
+                user.receive(event, request: request)
+            })
     }
 
     /// `manage` once the user's properties are read: `makeLink` makes the user's link when it
     /// needs a new one; `deliverHit` calls the user with a memory hit on this thread, when its
     /// delivery allows that here.
+    ///
+    /// The algorithm, one step per line (each step is a function below):
     func manage<Decoder: ObjectDecoding>(
         _ call: ManageCall, decoder: Decoder, link makeLink: @Sendable () -> any UserLink,
         deliverHit: (UserEvent, ObjectRequest) -> Void
     ) {
-        let request = call.request
         let identifier = decoder.identifier
-        let key = request.objectKey(variant: identifier)
-        let policy = configuration.policy.applying(request.policy)
-
-        var staleHit: CachedObject?
-        if policy.cacheInMemory, let cached = memoryCache.value(forKey: key) {
-            if cached.isFresh(policy: policy.freshness) {
-                var (work, attachment, link) = state.withLock { state in
-                    state.statistics.requests += 1
-                    state.statistics.memoryHits += 1
-                    return _attachForHit(call, link: makeLink, key: key, policy: policy, cached: cached,
-                                         decoder: decoder, identifier: identifier, in: &state)
-                }
-                // `.mainQueue` callbacks run on the main queue, whoever calls: synchronously only there.
-                if call.delivery == .immediate || MainQueue.isCurrent {
-                    if !work.isEmpty { perform(work) }
-                    deliverHit(.ready(cached.object, .memory), request)
-                } else {
-                    work.deliveries.append(PendingDelivery(
-                        user: link, request: request, key: key, attachment: attachment, event: .ready(cached.object, .memory)))
-                    perform(work)
-                }
-                return
-            }
-            staleHit = cached
-        }
-
-        guard !key.dataKey.isEmpty, configuration.dataLoader.canLoad(request.url) else {
-            let reason = key.dataKey.isEmpty ? "empty key" : "unsupported URL '\(request.url.absoluteString)'"
-            let work = state.withLock { state -> PendingWork in
-                state.statistics.requests += 1
-                var work = _detach(userID: call.userID, in: &state)
-                state.statistics.failures[.invalidRequest, default: 0] += 1
-                work.deliveries.append(PendingDelivery(
-                    user: makeLink(), request: request, key: key, attachment: 0,
-                    event: .failed(.invalidRequest(reason: reason))))
-                return work
-            }
-            perform(work, synchronousUser: call.userID)
+        let key = call.request.objectKey(variant: identifier)
+        let policy = configuration.policy.applying(call.request.policy)
+        // 1. A fresh memory hit is attached and delivered at once (on this thread when allowed).
+        let cached = policy.cacheInMemory ? memoryCache.value(forKey: key) : nil
+        if let cached, cached.isFresh(policy: policy.freshness) {
+            deliverMemoryHit(
+                cached, call, key: key, policy: policy, decoder: decoder, identifier: identifier,
+                link: makeLink, deliverHit: deliverHit)
             return
         }
+        // 2. A request nothing can load fails at once.
+        guard requestIsLoadable(call, key: key, link: makeLink) else { return }
+        // 3. Under the lock: attach the user, then share, join, revalidate, answer from the
+        //    failure memory, or start (from the file cache or the network).
+        var fileLookup: FileLookup?
+        let work = state.withLock { state in
+            _attachAndDecide(
+                call, key: key, policy: policy, decoder: AnyObjectDecoder(decoder, identifier: identifier),
+                stale: cached, link: makeLink, fileLookup: &fileLookup, in: &state)
+        }
+        // 4. Deliver what was decided; then read the file cache when that is the next step.
+        perform(work, synchronousUser: call.userID)
+        if let fileLookup { readFileCache(fileLookup, key: key, synchronousUser: call.userID) }
+    }
 
-        var fileLookup: (generation: UInt64, policy: LoadPolicy, inline: InlineFileRead?)?
-        let work = state.withLock { state -> PendingWork in
+    /// A file-cache read decided under the lock, done after it, with what it needs of the
+    /// handler (read under that lock, so the read takes the lock again only on a miss, to start
+    /// the load, or to deliver a hit).
+    struct FileLookup {
+        let generation: UInt64
+        let policy: LoadPolicy
+        let inline: InlineFileRead?
+        let decoder: AnyObjectDecoder
+        let request: ObjectRequest
+        /// Guards the variant a hit of the original stores (`nil` for decoders that store none).
+        let writeGate: WriteGate?
+    }
+
+    /// Step 1: attaches the user to the handler of a fresh memory hit and delivers the object:
+    /// on this thread when the user's delivery allows it here (`.immediate`, or `.mainQueue` on
+    /// the main queue), else through the main queue.
+    private func deliverMemoryHit<Decoder: ObjectDecoding>(
+        _ cached: CachedObject, _ call: ManageCall, key: ObjectKey, policy: LoadPolicy, decoder: Decoder,
+        identifier: String, link makeLink: @Sendable () -> any UserLink, deliverHit: (UserEvent, ObjectRequest) -> Void
+    ) {
+        var (work, attachment, link) = state.withLock { state in
             state.statistics.requests += 1
-            var work = PendingWork()
-            let (attachment, handler, user) = _attach(
-                call, link: makeLink, key: key, policy: policy,
-                decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state)
-            if case .ready(let object, _) = handler.phase, staleHit == nil, let freshness = handler.freshness,
-               freshness.isStale(policy: policy.freshness) {
-                staleHit = CachedObject(object: object, freshness: freshness, cost: handler.objectCost)
-            }
-            if let stale = staleHit, !handler.phase.isBusy {
-                if policy.staleWhileRevalidate, stale.freshness?.mustRevalidate != true {
-                    // Deliver the stale object now; revalidate in the background.
-                    state.statistics.memoryHits += 1
-                    work.deliveries.append(PendingDelivery(
-                        user: user, request: request, key: key, attachment: attachment,
-                        event: .ready(stale.object, .memory)))
-                    work.append(_startRevalidation(key, stale: stale, in: &state))
-                    return work
-                }
-                if handler.revalidatingFetch == nil {
-                    handler.staleObject = stale
-                    handler.request = request
-                    handler.policy = policy
-                    handler.phase = .new
-                    state.handlers[key] = handler
-                    work.append(_startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state))
-                    return work
-                }
-            }
-            switch handler.phase {
-            case .ready(let object, _):
-                state.statistics.sharedObjectHits += 1
-                if policy.cacheInMemory {
-                    work.released += memoryCache.setValue(
-                        CachedObject(object: object, freshness: handler.freshness, cost: handler.objectCost),
-                        forKey: key, cost: handler.objectCost
-                    ).map(\.object)
-                }
-                work.deliveries.append(PendingDelivery(
-                    user: user, request: request, key: key, attachment: attachment,
-                    event: .ready(object, .sharedObject)))
-            case .loading, .loaded:
-                state.statistics.coalescedJoins += 1
-                if policy.participatesInLoadingBuffer, case .loading(let fetchID) = handler.phase {
-                    _promoteFetchFromPrefetchLane(dataKey: key.dataKey, fetch: fetchID, work: &work, in: &state)
-                    // Joining makes the load the newest in the buffer, even if it was already
-                    // there: a row that just scrolled in wants it now, and a load started long
-                    // ago for a row that left (a shared avatar) must not be the next pushed out.
-                    work.append(_pushToLoadingBuffer(key, in: &state))
-                }
-            case .new, .failed:
-                if policy.failureMemoryInterval > 0,
-                   let failure = state.failures.failure(for: key) {
-                    state.statistics.failures[.recentlyFailed, default: 0] += 1
-                    work.deliveries.append(PendingDelivery(
-                        user: user, request: request, key: key, attachment: attachment,
-                        event: .failed(.recentlyFailed(failure))))
-                    // That answers its request: it hears nothing of a later load of this key.
-                    handler.users.removeAll { $0.attachment == attachment }
-                    return work
-                }
-                handler.request = request
-                handler.policy = policy
-                state.handlers[key] = handler
-                let inline = inlineFileRead(isAwaiting: call.isAwaiting, request: request, policy: policy)
-                if policy.cacheInFile, fileCache != nil, inline != nil || handler.decoder.storesVariant {
-                    // Look in the file cache first (on this thread, or in the background for a
-                    // variant lookup under the asynchronous policy); a miss starts the load.
-                    handler.generation &+= 1
-                    handler.phase = .loaded
-                    state.handlers[key] = handler
-                    _cancelPreloads(in: &state)
-                    fileLookup = (handler.generation, policy, inline)
-                } else {
-                    work.append(_startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state))
+            state.statistics.memoryHits += 1
+            return _attachForHit(
+                call, link: makeLink, key: key, policy: policy, cached: cached,
+                decoder: decoder, identifier: identifier, in: &state)
+        }
+        if call.delivery == .immediate || MainQueue.isCurrent {
+            if !work.isEmpty { perform(work) }
+            deliverHit(.ready(cached.object, .memory), call.request)
+        } else {
+            work.deliveries.append(
+                PendingDelivery(
+                    user: link, request: call.request, key: key, attachment: attachment, event: .ready(cached.object, .memory)))
+            perform(work)
+        }
+    }
+
+    /// Step 2: `false` (and the user told `.invalidRequest`) for an empty key or a URL the data
+    /// loader cannot load, unless the key's handler holds or is getting its object (a user with
+    /// the same oid loads it, or the app is storing it: `ObjectRequest(oid:)`, issue 18.1).
+    private func requestIsLoadable(_ call: ManageCall, key: ObjectKey, link makeLink: @Sendable () -> any UserLink) -> Bool {
+        guard key.dataKey.isEmpty || !configuration.dataLoader.canLoad(call.request.url) else { return true }
+        let reason = key.dataKey.isEmpty ? "empty key" : "unsupported URL '\(call.request.url.absoluteString)'"
+        let work = state.withLock { state -> PendingWork? in
+            if !key.dataKey.isEmpty, let handler = state.handlers[key] {
+                switch handler.phase {
+                case .ready, .loading, .loaded: return nil  // answered like any other user, in step 3
+                case .new, .failed: break
                 }
             }
+            state.statistics.requests += 1
+            var work = _detach(userID: call.userID, in: &state)
+            state.statistics.failures[.invalidRequest, default: 0] += 1
+            work.deliveries.append(
+                PendingDelivery(
+                    user: makeLink(), request: call.request, key: key, attachment: 0,
+                    event: .failed(.invalidRequest(reason: reason))))
             return work
         }
+        guard let work else { return true }
         perform(work, synchronousUser: call.userID)
-        if let fileLookup {
-            if let inline = fileLookup.inline {
-                loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy,
-                                  synchronousUser: call.userID, maximumBytes: inline.maximumBytes)
-            } else {
-                Task(executorPreference: LoadingExecutor.shared) { [weak self] in
-                    self?.loadFromFileCache(key: key, generation: fileLookup.generation, policy: fileLookup.policy,
-                                            synchronousUser: nil, maximumBytes: nil)
-                }
+        return false
+    }
+
+    /// Step 3, under the lock: attaches the user to the key's handler and decides by the handler's
+    /// phase. Sets `fileLookup` when the file cache is read next.
+    func _attachAndDecide(
+        _ call: ManageCall, key: ObjectKey, policy: LoadPolicy, decoder: AnyObjectDecoder, stale staleHit: CachedObject?,
+        link makeLink: @Sendable () -> any UserLink, fileLookup: inout FileLookup?, in state: inout ManagerState
+    ) -> PendingWork {
+        state.statistics.requests += 1
+        var work = PendingWork()
+        let (attachment, handler, user) = _attach(
+            call, link: makeLink, key: key, policy: policy, decoder: decoder,
+            work: &work, in: &state)
+        let answer = Answer(user: user, request: call.request, key: key, attachment: attachment)
+        if let stale = staleHit ?? handler.staleReadyObject(policy: policy.freshness), !handler.phase.isBusy,
+            _revalidate(stale, handler: handler, answer: answer, policy: policy, work: &work, in: &state)
+        {
+            return work
+        }
+        switch handler.phase {
+        case .ready(let object, _):
+            state.statistics.sharedObjectHits += 1
+            _shareReadyObject(object, handler: handler, answer: answer, policy: policy, work: &work)
+        case .loading, .loaded:
+            _join(handler, policy: policy, work: &work, in: &state)
+        case .new, .failed:
+            fileLookup = _startOrAnswerFromFailureMemory(
+                handler, call: call, answer: answer, policy: policy,
+                work: &work, in: &state)
+        }
+        return work
+    }
+
+    /// Who a decision under the lock answers.
+    struct Answer {
+        let user: any UserLink
+        let request: ObjectRequest
+        let key: ObjectKey
+        let attachment: UInt64
+
+        func delivery(_ event: UserEvent) -> PendingDelivery {
+            PendingDelivery(user: user, request: request, key: key, attachment: attachment, event: event)
+        }
+    }
+
+    /// A stale object: delivered now and revalidated in the background (stale-while-revalidate),
+    /// or revalidated in the foreground while the user waits. `false` when a background
+    /// revalidation already runs and the phase decides instead.
+    private func _revalidate(
+        _ stale: CachedObject, handler: ObjectHandler, answer: Answer, policy: LoadPolicy, work: inout PendingWork,
+        in state: inout ManagerState
+    ) -> Bool {
+        if policy.staleWhileRevalidate, stale.freshness?.mustRevalidate != true {
+            state.statistics.memoryHits += 1
+            work.deliveries.append(answer.delivery(.ready(stale.object, .memory)))
+            work.append(_startRevalidation(answer.key, stale: stale, in: &state))
+            return true
+        }
+        guard handler.revalidatingFetch == nil else { return false }
+        handler.prepareRestart(stale: stale, request: answer.request, policy: policy)
+        state.handlers[answer.key] = handler
+        work.append(_startLoading(answer.key, evictable: policy.participatesInLoadingBuffer, in: &state))
+        return true
+    }
+
+    /// The handler holds the object for other users: this user shares it (and it goes back into
+    /// the memory cache, which may have evicted it).
+    private func _shareReadyObject(
+        _ object: any Sendable, handler: ObjectHandler, answer: Answer, policy: LoadPolicy, work: inout PendingWork
+    ) {
+        if policy.cacheInMemory {
+            work.released += memoryCache.setValue(
+                CachedObject(object: object, freshness: handler.freshness, cost: handler.objectCost),
+                forKey: answer.key, cost: handler.objectCost
+            ).map(\.object)
+        }
+        work.deliveries.append(answer.delivery(.ready(object, .sharedObject)))
+    }
+
+    /// A load is under way: the user joins it (one download, one decode).
+    private func _join(_ handler: ObjectHandler, policy: LoadPolicy, work: inout PendingWork, in state: inout ManagerState) {
+        state.statistics.coalescedJoins += 1
+        guard policy.participatesInLoadingBuffer, case .loading(let fetchID) = handler.phase else { return }
+        _promoteFetchFromPrefetchLane(dataKey: handler.key.dataKey, fetch: fetchID, work: &work, in: &state)
+        // Joining makes the load the newest in the buffer, even if it was already there: a row
+        // that just scrolled in wants it now, and a load started long ago for a row that left (a
+        // shared avatar) must not be the next pushed out.
+        work.append(_pushToLoadingBuffer(handler.key, in: &state))
+    }
+
+    /// Nothing under way: a remembered failure answers the user at once; otherwise the handler
+    /// starts, from the file cache (returned: read after the lock) or from the network.
+    private func _startOrAnswerFromFailureMemory(
+        _ handler: ObjectHandler, call: ManageCall, answer: Answer, policy: LoadPolicy, work: inout PendingWork,
+        in state: inout ManagerState
+    ) -> FileLookup? {
+        if policy.failureMemoryInterval > 0, let failure = state.failures.failure(for: answer.key, now: configuration.failureClock()) {
+            state.statistics.failures[.recentlyFailed, default: 0] += 1
+            work.deliveries.append(answer.delivery(.failed(.recentlyFailed(failure))))
+            // That answers its request: it hears nothing of a later load of this key.
+            handler.users.removeAll { $0.attachment == answer.attachment }
+            return nil
+        }
+        handler.request = answer.request
+        handler.policy = policy
+        state.handlers[answer.key] = handler
+        let inline = inlineFileRead(isAwaiting: call.isAwaiting, request: answer.request, policy: policy)
+        guard policy.cacheInFile, fileCache != nil, inline != nil || handler.decoder.storesVariant else {
+            work.append(_startLoading(answer.key, evictable: policy.participatesInLoadingBuffer, in: &state))
+            return nil
+        }
+        // Look in the file cache first (on this thread, or in the background for a variant lookup
+        // under the asynchronous policy); a miss starts the load.
+        let generation = handler.startFileLookup()
+        let writeGate = handler.decoder.storesVariant ? handler.openWriteGate() : nil
+        state.handlers[answer.key] = handler
+        _cancelPreloads(in: &state)
+        return FileLookup(
+            generation: generation, policy: policy, inline: inline, decoder: handler.decoder, request: handler.request,
+            writeGate: writeGate)
+    }
+
+    /// Step 4: reads the file cache for `key`, on this thread within the inline budget, else in
+    /// the background.
+    private func readFileCache(_ lookup: FileLookup, key: ObjectKey, synchronousUser: ObjectIdentifier) {
+        if let inline = lookup.inline {
+            loadFromFileCache(key: key, lookup: lookup, synchronousUser: synchronousUser, maximumBytes: inline.maximumBytes)
+        } else {
+            LoadingTask.start { [weak self] in
+                self?.loadFromFileCache(key: key, lookup: lookup, synchronousUser: nil, maximumBytes: nil)
             }
         }
     }
 
     /// How a file-cache hit of this request may be read inside `manage`, on the caller's thread:
-    /// any size under the `.synchronous` policy; up to `Configuration.inMemoryThreshold` bytes for
+    /// up to `Configuration.synchronousFileReadLimit` bytes under the `.synchronous` policy; up to `Configuration.inMemoryThreshold` bytes for
     /// an awaiting caller (`object(for:)`, `loadEvents`) whose request leaves the policy to the
     /// manager; `nil`: in the background.
     ///
@@ -190,7 +293,9 @@ extension ObjectManager {
     /// Larger entries are a miss here and are read by the fetch task, so a long read never holds a
     /// cooperative thread.
     func inlineFileRead(isAwaiting: Bool, request: ObjectRequest, policy: LoadPolicy) -> InlineFileRead? {
-        if policy.fileCacheDelivery == .synchronous { return InlineFileRead(maximumBytes: nil) }
+        if policy.fileCacheDelivery == .synchronous {
+            return InlineFileRead(maximumBytes: configuration.synchronousFileReadLimit)
+        }
         guard request.policy.fileCacheDelivery == nil, isAwaiting else { return nil }
         return InlineFileRead(maximumBytes: configuration.inMemoryThreshold)
     }
@@ -200,19 +305,18 @@ extension ObjectManager {
         guard let handler = state.handlers[key], handler.revalidatingFetch == nil, !handler.phase.isBusy else {
             return PendingWork()
         }
-        handler.phase = .ready(stale.object, .memory)
-        handler.freshness = stale.freshness
-        handler.objectCost = stale.cost
-        handler.staleObject = stale
+        let fetchID: UInt64
         if var fetch = state.fetches[key.dataKey] {
             fetch.subscribers.insert(key)
             state.fetches[key.dataKey] = fetch
-            handler.revalidatingFetch = fetch.identifier
+            fetchID = fetch.identifier
         } else {
-            handler.revalidatingFetch = _createFetch(
+            fetchID = _createFetch(
                 dataKey: key.dataKey, request: handler.request, policy: handler.policy, subscriber: key,
-                inPrefetchLane: false, validators: stale.freshness, in: &state)
+                // Users already have the stale object: the revalidation is background work.
+                inPrefetchLane: false, priority: .low, validators: stale.freshness, in: &state)
         }
+        handler.startBackgroundRevalidation(stale: stale, fetch: fetchID)
         state.handlers[key] = handler
         return PendingWork()
     }
@@ -220,6 +324,8 @@ extension ObjectManager {
     /// Detaches `user` from whatever it was managed for: HJCache's `clear` before cell reuse.
     /// It receives no more callbacks for that request. If it was the last user of a load and the
     /// policy does not finish loads without users, the load is cancelled.
+    ///
+    /// - Parameter user: The user; nothing happens when it is not managed.
     public func unmanage<User: ManagedObjectUser>(_ user: User) {
         let work = state.withLock { _detach(userID: ObjectIdentifier(user), in: &$0) }
         perform(work)
@@ -233,7 +339,7 @@ extension ObjectManager {
     func _attach(
         _ call: ManageCall, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
         decoder: @autoclosure () -> AnyObjectDecoder, work: inout PendingWork, in state: inout ManagerState
-    ) -> (attachment: UInt64, handler: HandlerRecord, link: any UserLink) {
+    ) -> (attachment: UInt64, handler: ObjectHandler, link: any UserLink) {
         let request = call.request
         // The user's record from its last `manage`, reused. A record whose user is gone belonged
         // to a deallocated object that had the same address: replaced, it stays in its handler's
@@ -245,7 +351,9 @@ extension ObjectManager {
                 state.replacedRecords += 1
                 record = nil
             } else {
-                if existing.link.delivery != call.delivery { existing.link = makeLink() }
+                if existing.link.delivery != call.delivery || existing.link.wantsPreviews != call.wantsPreviews {
+                    existing.link = makeLink()
+                }
                 if existing.isListed {
                     if existing.key == key, let handler = state.handlers[key] {
                         // The same key again (a new signed URL for the oid, another header or
@@ -264,11 +372,11 @@ extension ObjectManager {
             }
         }
         _sweepIfNeeded(in: &state)  // before the handler lookup: a sweep may drop handlers
-        let handler: HandlerRecord
+        let handler: ObjectHandler
         if let existing = state.handlers[key] {
             handler = existing
         } else {
-            handler = HandlerRecord(key: key, decoder: decoder(), request: request, policy: policy)
+            handler = ObjectHandler(key: key, decoder: decoder(), request: request, policy: policy)
             state.handlers[key] = handler
         }
         let attachment = state._makeIdentifier()
@@ -298,10 +406,14 @@ extension ObjectManager {
         let (attachment, handler, link) = _attach(
             call, link: makeLink, key: key, policy: policy,
             decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state)
-        if !handler.phase.isBusy, handler.revalidatingFetch == nil {
-            handler.phase = .ready(cached.object, .memory)
-            handler.freshness = cached.freshness
-            handler.objectCost = cached.cost
+        if handler.phase.isBusy {
+            // The memory lookup ran before the lock: since then the object was evicted and another
+            // user started loading the key again. The hit answers this user's request; listed on
+            // the load, it would also hear that load's failure or cancellation (a second final
+            // callback), and would keep a load it does not need in the loading buffer.
+            handler.users.removeAll { $0.attachment == attachment }
+        } else {
+            handler.becomeReady(fromMemory: cached)
         }
         return (work, attachment, link)
     }
@@ -333,7 +445,7 @@ extension ObjectManager {
     /// does not finish such loads.
     func _cancelIfAbandoned(_ key: ObjectKey, in state: inout ManagerState) -> PendingWork {
         guard let handler = state.handlers[key], case .loading = handler.phase,
-              !handler.policy.finishLoadingWithoutUsers, !handler.heldByPrefetch, !handler.hasLiveUsers
+            !handler.policy.finishLoadingWithoutUsers, !handler.heldByPrefetch, !handler.hasLiveUsers
         else { return PendingWork() }
         return _cancelHandler(key, reason: .noUsers, in: &state)
     }
@@ -348,8 +460,10 @@ extension ObjectManager {
     func _sweepIfNeeded(in state: inout ManagerState) {
         // Records in handlers' lists are at most those in the side table plus those replaced in
         // it: bounding the sum bounds the lists, however the allocator reuses addresses.
-        guard state.handlers.count >= state.sweepThreshold
-                || state.attachments.count + state.replacedRecords >= state.sweepThreshold else { return }
+        guard
+            state.handlers.count >= state.sweepThreshold
+                || state.attachments.count + state.replacedRecords >= state.sweepThreshold
+        else { return }
         state.replacedRecords = 0
         state.handlers = state.handlers.filter { _, handler in
             handler.phase.isBusy || handler.heldByPrefetch || handler.hasLiveUsers
@@ -366,6 +480,7 @@ extension ObjectManager {
     /// delivery allows: always for `.immediate`, on the main queue for `.mainQueue`. Every other
     /// delivery is made as its user's delivery says, after a check that it is still current.
     func perform(_ work: PendingWork, synchronousUser: ObjectIdentifier? = nil) {
+        work.cancellations?.cancelAll()
         for dataKey in work.fileCachePurges { fileCache?.removeEntry(forKey: dataKey) }
         if let handler = configuration.eventHandler {
             for event in work.events { handler(event) }
@@ -373,7 +488,8 @@ extension ObjectManager {
         for delivery in work.deliveries {
             let link = delivery.user
             if let synchronousUser, link.userID == synchronousUser,
-               link.delivery == .immediate || MainQueue.isCurrent {
+                link.delivery == .immediate || MainQueue.isCurrent
+            {
                 // Decided a moment ago on this very thread, inside `manage`: no re-check needed.
                 link.deliver(delivery.event, request: delivery.request)
             } else {
@@ -411,6 +527,8 @@ struct ManageCall: Sendable {
     let request: ObjectRequest
     let userID: ObjectIdentifier
     let delivery: CallbackDelivery
+    /// Whether the user wants previews.
+    let wantsPreviews: Bool
     /// Whether the user is an `async` caller (see `inlineFileRead`).
     let isAwaiting: Bool
 }

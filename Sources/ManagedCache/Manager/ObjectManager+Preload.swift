@@ -11,13 +11,24 @@ public enum PreloadPolicy: String, Sendable, Hashable, CaseIterable {
 }
 
 extension ObjectManager {
-    /// Decodes file-cache entries into the memory cache in the background, as `policy` says, with
-    /// `decoder`, up to `limit` objects (default: the memory cache's count limit). Returns the task,
-    /// whose value is the number of objects preloaded.
+    /// Decodes file-cache entries into the memory cache in the background: Haneke's preload, so the
+    /// first screen of a new launch comes from memory.
     ///
     /// The preload stops as soon as a real request needs the disk or the network, so it never
     /// delays what the user is waiting for. Entries already in memory are skipped. For decoders
     /// that store variants, the stored variants are preloaded.
+    ///
+    /// ```swift
+    /// manager.preloadFromFileCache(.lastSession, decoder: DataDecoder())  // at launch
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - policy: Which entries: ``PreloadPolicy/lastSession`` or ``PreloadPolicy/all``;
+    ///     ``PreloadPolicy/none`` does nothing.
+    ///   - decoder: The decoder the app's users will ask with (its identifier is part of the key).
+    ///   - limit: The most objects to preload. Default `nil`: the memory cache's count limit.
+    /// - Returns: The preload's task, whose value is the number of objects preloaded (0 at once
+    ///   without a file cache).
     @discardableResult
     public func preloadFromFileCache<Decoder: ObjectDecoding>(
         _ policy: PreloadPolicy, decoder: Decoder, limit: Int? = nil
@@ -27,7 +38,7 @@ extension ObjectManager {
         let erased = AnyObjectDecoder(decoder)
         // Created under the lock, so a request arriving while it starts finds it and can stop it.
         return state.withLock { state in
-            let task = Task(executorPreference: LoadingExecutor.shared, priority: .utility) { [weak self] () -> Int in
+            let task = LoadingTask.start(priority: .utility) { [weak self] () -> Int in
                 let preloaded = self?.preload(policy, from: fileCache, decoder: erased, limit: limit) ?? 0
                 self?.state.withLock { $0.statistics.preloadedObjects += preloaded }
                 return preloaded
@@ -39,7 +50,8 @@ extension ObjectManager {
 
     /// The preload itself, on the preload's task; stops when that task is cancelled.
     private func preload(_ policy: PreloadPolicy, from fileCache: any FileCaching, decoder: AnyObjectDecoder, limit: Int) -> Int {
-        let entries = policy == .all
+        let entries =
+            policy == .all
             ? fileCache.entriesByRecency(limit: Int.max)
             : fileCache.entriesUsedInPreviousSession(limit: Int.max)
         let marker = "\u{1F}variant="
@@ -59,12 +71,14 @@ extension ObjectManager {
             if Task.isCancelled { break }
             if memoryCache.contains(key) { continue }
             guard let bytes = try? fileCache.readData(for: entry) else { continue }
-            let data = LoadedData(data: bytes, origin: .fileCache, contentType: entry.metadata.contentType,
-                                  isStoredVariant: decoder.storesVariant)
+            let data = LoadedData(
+                data: bytes, origin: .fileCache, contentType: entry.metadata.contentType,
+                isStoredVariant: decoder.storesVariant)
             guard case .success(let object) = decoder.decode(data), !Task.isCancelled else { continue }
             let cost = decoder.cost(of: object, byteCount: bytes.count)
-            memoryCache.setValue(CachedObject(object: object, freshness: entry.metadata.freshness, cost: cost),
-                                 forKey: key, cost: cost)
+            memoryCache.setValue(
+                CachedObject(object: object, freshness: entry.metadata.freshness, cost: cost),
+                forKey: key, cost: cost)
             preloaded += 1
         }
         return preloaded

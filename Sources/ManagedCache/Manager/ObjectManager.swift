@@ -44,8 +44,25 @@ public final class ObjectManager: Sendable {
         /// Downloads up to this size stay in memory beside the file cache, so decoding need not read
         /// them back. Larger ones go only to disk. Default 4 MiB.
         public var inMemoryThreshold: Int = 4 << 20
+        /// The budget of a synchronous file-cache hit (`LoadPolicy.fileCacheDelivery ==
+        /// .synchronous`, no placeholder flash): entries up to this many bytes are read and decoded
+        /// on the thread that called `manage`, before it returns; larger ones are read in the
+        /// background and delivered like a load. Default 512 KiB (about 0.1 ms to read from the
+        /// page cache). See also ``synchronousFileReadTimeBudget``.
+        public var synchronousFileReadLimit: Int = 512 << 10
+        /// The time side of that budget, in seconds: when reading an entry on the calling thread
+        /// took longer than this (a cold or busy disk), its decoding and delivery finish in the
+        /// background instead, so the caller waits for at most one slow read. Default 0.002 (2 ms,
+        /// a quarter of a 120 Hz frame).
+        public var synchronousFileReadTimeBudget: Double = 0.002
         /// Called with file-cache failures, corrupt entries and failed loads, for logging. Default `nil`.
         public var eventHandler: (@Sendable (ManagerEvent) -> Void)?
+        /// The shortest time between two previews of one download for one user (see
+        /// `PreviewDecoding`), in seconds: a stage completed sooner is shown with the next one.
+        /// Default 0.25; 0 delivers a preview for every stage.
+        public var previewInterval: Double = 0.25
+        /// The clock of the failure memory's intervals; tests replace it to step time.
+        var failureClock: @Sendable () -> MonotonicInstant = { .now }
 
         /// The defaults listed on each property.
         public init() {}
@@ -58,23 +75,35 @@ public final class ObjectManager: Sendable {
 
     let configuration: Configuration
     let undecodedData: MemoryCache<String, Data>
-    let state: Lock<ManagerState>
+    let state: ManagerLock
+    /// Fetch tasks created and not yet finished. Not `activeLoadCount`: a cancelled fetch leaves
+    /// the manager's state at once, while its task (and its transfer, which may not even have
+    /// started) ends a moment later. Its own lock: counted from tasks that may outlive the manager.
+    let fetchTasksRunning = SharedLock(0)
     /// The memory-warning observer (iOS, tvOS, visionOS); removed when the manager goes away.
     /// In a lock only because it is set once `self` exists, at the end of `init`.
     private let memoryWarningObservation = Lock<NotificationObservation?>(nil)
 
     /// Creates a manager with its own caches.
+    ///
+    /// - Parameter configuration: The buffer and cache sizes, the file cache, the loader and the
+    ///   policy. Default: every field's default (see ``Configuration``).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.fileCache = configuration.fileCache
         self.memoryCache = MemoryCache(
             countLimit: configuration.memoryCacheCountLimit, costLimit: configuration.memoryCacheCostLimit)
         self.undecodedData = MemoryCache(countLimit: 1 << 20, costLimit: configuration.undecodedDataLimit)
-        self.state = Lock(ManagerState(loadingBufferSize: configuration.loadingBufferSize))
+        self.state = ManagerLock(ManagerState(loadingBufferSize: configuration.loadingBufferSize))
         observeMemoryWarnings()
     }
 
     /// Creates a manager with HJCache's two sizes: `initWithLoadingBufferSize:memCacheSize:`.
+    ///
+    /// - Parameters:
+    ///   - loadingBufferSize: How many user loads run before the oldest is cancelled (HJCache: 12).
+    ///   - memoryCacheSize: How many decoded objects the memory cache keeps (HJCache: 20).
+    ///   - fileCache: Where bytes are kept between runs. Default `nil`: none.
     public convenience init(loadingBufferSize: Int, memoryCacheSize: Int, fileCache: (any FileCaching)? = nil) {
         var configuration = Configuration()
         configuration.loadingBufferSize = loadingBufferSize
@@ -87,18 +116,13 @@ public final class ObjectManager: Sendable {
     /// (an event stream being iterated ends with it), as its `callbackDelivery` says. There is no
     /// currency check: with the manager gone, nothing can re-manage them with it any more.
     deinit {
-        let (tasks, deliveries) = state.withLock { state -> ([Task<Void, Never>], [PendingDelivery]) in
+        let (tasks, deliveries) = state.withLock { state -> ([FetchTaskSlot], [PendingDelivery]) in
             state.isShutDown = true
             var deliveries: [PendingDelivery] = []
-            for (key, handler) in state.handlers where handler.phase.isBusy {
-                for slot in handler.users {
-                    guard let user = slot.user else { continue }
-                    deliveries.append(PendingDelivery(
-                        user: user, request: slot.request, key: key, attachment: slot.attachment,
-                        event: .failed(.cancelled(.managerShutDown))))
-                }
+            for handler in state.handlers.values where handler.phase.isBusy {
+                deliveries += handler.deliveries(of: .failed(.cancelled(.managerShutDown)))
             }
-            return (state.fetches.values.compactMap(\.task), deliveries)
+            return (state.fetches.values.map(\.task), deliveries)
         }
         for task in tasks { task.cancel() }
         for delivery in deliveries {
@@ -140,6 +164,10 @@ public final class ObjectManager: Sendable {
     /// How many loads are running now (user loads and prefetches).
     public var activeLoadCount: Int { state.withLock { $0.fetches.count } }
 
+    /// Fetch tasks not yet finished, cancelled ones included (for the reliability tests: when it
+    /// is 0, no transfer of this manager can start any more).
+    var runningFetchTaskCount: Int { fetchTasksRunning.withLock { $0 } }
+
     /// The keys in the loading buffer, oldest first (for tests and diagnostics).
     public var loadingBufferKeys: [ObjectKey] { state.withLock { $0.loadingBuffer.keys } }
 
@@ -147,6 +175,11 @@ public final class ObjectManager: Sendable {
 
     /// The object for `request` and `decoder` if it is in memory now (memory cache or a live
     /// handler), without loading anything: JMImageCache's "return the image now if cached".
+    ///
+    /// - Parameters:
+    ///   - request: The request whose key to look up.
+    ///   - decoder: The decoder whose object to look up.
+    /// - Returns: The shared object, or `nil` when it is not in memory.
     public func cachedObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder) -> Decoder.Object? {
         let key = request.objectKey(variant: decoder.identifier)
         if let object = memoryCache.value(forKey: key)?.object as? Decoder.Object { return object }
@@ -157,7 +190,12 @@ public final class ObjectManager: Sendable {
     }
 
     /// Removes the decoded object for `request` and `decoder` from the memory cache (users still
-    /// holding it keep it). Pass `fromFileCache: true` to delete the bytes on disk too.
+    /// holding it keep it).
+    ///
+    /// - Parameters:
+    ///   - request: The request whose object to remove.
+    ///   - decoder: The decoder whose object to remove; other decoders' objects of the same bytes stay.
+    ///   - fromFileCache: Whether to delete the bytes from the file cache too. Default `false`.
     public func removeObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder, fromFileCache: Bool = false) {
         let key = request.objectKey(variant: decoder.identifier)
         memoryCache.removeValue(forKey: key)
@@ -193,6 +231,8 @@ public final class ObjectManager: Sendable {
 
     /// Forgets the remembered failures of `request`'s key (download failures and decoding failures
     /// of every decoder), so the next request for it goes to the network.
+    ///
+    /// - Parameter request: A request of the key to retry.
     public func forgetFailure(for request: ObjectRequest) {
         state.withLock { $0.failures.forget(dataKey: request.dataKey) }
     }
@@ -211,7 +251,7 @@ public final class ObjectManager: Sendable {
                 work.append(_cancelHandler(key, reason: .managerShutDown, in: &state))
             }
             for (dataKey, fetch) in state.fetches {
-                fetch.task?.cancel()
+                work.cancel(fetch.task)
                 state.fetches.removeValue(forKey: dataKey)
             }
             state.runningPrefetches = 0

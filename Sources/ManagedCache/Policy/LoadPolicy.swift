@@ -1,8 +1,18 @@
 import Foundation
 
 /// How a manager loads, caches and delivers objects: HJCache's `HJMOPolicy`, with every option
-/// implemented. Set once per manager (`ObjectManager.Configuration.policy`) and override any field
-/// per request with `PolicyOverrides`.
+/// implemented. Set once per manager (``ObjectManager/Configuration/policy``) and override any field
+/// per request with ``PolicyOverrides``.
+///
+/// ```swift
+/// var configuration = ObjectManager.Configuration()
+/// configuration.policy.timeout = 15
+/// configuration.policy.freshness = .fixed(seconds: 7 * 86_400)  // "cache for a week"
+/// let manager = ObjectManager(configuration: configuration)
+///
+/// var request = ObjectRequest(url: feedURL)
+/// request.policy.staleWhileRevalidate = true  // this request only
+/// ```
 public struct LoadPolicy: Sendable, Hashable {
     /// Seconds without a single byte arriving before a load fails with `.timedOut`. Default 30.
     /// Measured by the manager itself, so fractions of a second work on Linux too.
@@ -22,9 +32,18 @@ public struct LoadPolicy: Sendable, Hashable {
     public var maximumBodySize: Int = 256 << 20
     /// Automatic retries of transient failures (timeouts, connection errors, 5xx).
     public var retry: RetryPolicy = RetryPolicy()
-    /// How long a key that failed permanently (4xx, undecodable) is refused without a request.
-    /// Default 10 minutes; 0 turns the failure memory off.
+    /// The longest a key that failed permanently (4xx, undecodable) is refused without a request:
+    /// the cap of the failure memory's backoff. Default 10 minutes; 0 turns the failure memory off.
+    ///
+    /// After a key's first failure it is refused for ``failureMemoryFirstInterval``, after each
+    /// further failure in a row twice as long as before, up to this. A success, or
+    /// ``ObjectManager/forgetFailure(for:)`` (a "tap to retry"), starts over.
     public var failureMemoryInterval: Double = 600
+    /// How long a key is refused after its first permanent failure (default 5 seconds): long
+    /// enough that a screen of cells does not send the same bad request once per cell, short
+    /// enough that a server's passing 404 does not blank an image for long. Each further failure
+    /// in a row doubles it, up to ``failureMemoryInterval``. Manager-wide (not a per-request override).
+    public var failureMemoryFirstInterval: Double = 5
     /// Whether loads started for users take a slot in the loading buffer and can be pushed out by
     /// newer loads. Default `true` for users; `false` for `async` calls, which cancel through their task.
     public var participatesInLoadingBuffer: Bool = true
@@ -44,7 +63,10 @@ public struct LoadPolicy: Sendable, Hashable {
     /// The defaults listed on each property.
     public init() {}
 
-    /// Returns this policy with every non-`nil` field of `overrides` applied.
+    /// Applies a request's overrides.
+    ///
+    /// - Parameter overrides: The fields to replace; `nil` fields keep this policy's value.
+    /// - Returns: This policy with every non-`nil` field of `overrides` applied.
     public func applying(_ overrides: PolicyOverrides) -> LoadPolicy {
         var policy = self
         if let value = overrides.timeout { policy.timeout = value }
@@ -93,7 +115,21 @@ public struct PolicyOverrides: Sendable, Hashable {
     /// Replaces `LoadPolicy.resumesDownloads`.
     public var resumesDownloads: Bool?
 
-    /// Creates overrides; every field defaults to "use the manager's value".
+    /// Creates overrides; every field defaults to `nil`, "use the manager's value".
+    ///
+    /// - Parameters:
+    ///   - timeout: Replaces ``LoadPolicy/timeout``.
+    ///   - finishLoadingWithoutUsers: Replaces ``LoadPolicy/finishLoadingWithoutUsers``.
+    ///   - fileCacheDelivery: Replaces ``LoadPolicy/fileCacheDelivery``.
+    ///   - cacheInMemory: Replaces ``LoadPolicy/cacheInMemory``.
+    ///   - cacheInFile: Replaces ``LoadPolicy/cacheInFile``.
+    ///   - maximumBodySize: Replaces ``LoadPolicy/maximumBodySize``.
+    ///   - retry: Replaces ``LoadPolicy/retry``.
+    ///   - failureMemoryInterval: Replaces ``LoadPolicy/failureMemoryInterval``.
+    ///   - participatesInLoadingBuffer: Replaces ``LoadPolicy/participatesInLoadingBuffer``.
+    ///   - freshness: Replaces ``LoadPolicy/freshness``.
+    ///   - staleWhileRevalidate: Replaces ``LoadPolicy/staleWhileRevalidate``.
+    ///   - resumesDownloads: Replaces ``LoadPolicy/resumesDownloads``.
     public init(
         timeout: Double? = nil, finishLoadingWithoutUsers: Bool? = nil,
         fileCacheDelivery: FileCacheDelivery? = nil, cacheInMemory: Bool? = nil,
@@ -131,7 +167,11 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Delay before the first retry, in seconds; each further retry doubles it. Default 0.5.
     public var initialDelay: Double
 
-    /// Creates a retry policy (defaults: 2 retries, 0.5 s then 1 s apart).
+    /// Creates a retry policy.
+    ///
+    /// - Parameters:
+    ///   - maximumRetries: Retries after the first attempt. Default 2; 0 disables retrying.
+    ///   - initialDelay: Seconds before the first retry; each further retry doubles it. Default 0.5.
     public init(maximumRetries: Int = 2, initialDelay: Double = 0.5) {
         self.maximumRetries = maximumRetries
         self.initialDelay = initialDelay

@@ -11,9 +11,9 @@ import Foundation
 ///
 /// ```swift
 /// var crc = CRC32()
-/// crc.update(chunk1)
-/// crc.update(chunk2)
-/// let value = crc.value
+/// crc.update(Data("The quick brown fox ".utf8))
+/// crc.update(Data("jumps over the lazy dog".utf8))
+/// assert(crc.value == CRC32.checksum(Data("The quick brown fox jumps over the lazy dog".utf8)))  // 0x414FA339
 /// ```
 public struct CRC32: Sendable, Hashable {
     /// The checksum of everything passed to `update` so far.
@@ -24,7 +24,10 @@ public struct CRC32: Sendable, Hashable {
     /// Creates a checksum of no bytes.
     public init() {}
 
-    /// Returns the checksum of `bytes` in one call.
+    /// Computes a checksum in one call.
+    ///
+    /// - Parameter bytes: The bytes.
+    /// - Returns: Their CRC-32.
     public static func checksum(_ bytes: some DataProtocol) -> UInt32 {
         var crc = CRC32()
         crc.update(bytes)
@@ -32,6 +35,8 @@ public struct CRC32: Sendable, Hashable {
     }
 
     /// Feeds more bytes into the checksum.
+    ///
+    /// - Parameter bytes: The next bytes, in order.
     public mutating func update(_ bytes: some DataProtocol) {
         for region in bytes.regions {
             region.withUnsafeBytes { update(UnsafeRawBufferPointer($0)) }
@@ -39,6 +44,8 @@ public struct CRC32: Sendable, Hashable {
     }
 
     /// Feeds the bytes of a raw buffer into the checksum.
+    ///
+    /// - Parameter buffer: The next bytes, in order.
     public mutating func update(_ buffer: UnsafeRawBufferPointer) {
         guard let start = buffer.baseAddress, !buffer.isEmpty else { return }
         state = CRC32Tables.shared.storage.withUnsafeBufferPointer { storage in

@@ -14,11 +14,17 @@ import Foundation
 /// everything else arrives on the main actor as soon as it can.
 ///
 /// ```swift
+/// import ManagedCacheUIKit
+/// import UIKit
+///
 /// @MainActor final class AvatarCell: UITableViewCell, MainActorObjectUser {
+///     let avatarView = UIImageView()
 ///     var objectRequest: ObjectRequest?
 ///     let objectDecoder = ImageDecoder()
-///     func managedObjectReady(_ image: DecodedImage, origin: DataOrigin, request: ObjectRequest) { show(image) }
-///     func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) { showFailure() }
+///     func managedObjectReady(_ image: DecodedImage, origin: DataOrigin, request: ObjectRequest) {
+///         avatarView.image = image.uiImage()
+///     }
+///     func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) { avatarView.image = nil }
 /// }
 /// ```
 @MainActor
@@ -32,16 +38,57 @@ public protocol MainActorObjectUser: AnyObject, Sendable {
     /// is part of the key.
     var objectDecoder: Decoder { get }
 
-    /// The shared object for `request` (the request the user was last managed with) is ready.
+    /// The shared object is ready, on the main actor: the final callback of a successful
+    /// `manage`, called again when a revalidation brings a newer object.
+    ///
+    /// - Parameters:
+    ///   - object: The object every user of the key shares.
+    ///   - origin: Where it came from.
+    ///   - request: The request the user was last managed with, which this answers.
     func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest)
-    /// Loading `request` failed, or was cancelled; `error` says why.
+    /// Loading failed or was cancelled, on the main actor: the final callback of an unsuccessful
+    /// `manage`. The user is detached; manage it again to retry.
+    ///
+    /// - Parameters:
+    ///   - error: Why.
+    ///   - request: The request the user was managed with.
     func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest)
-    /// Bytes arrived for `request`. Default: ignored.
+    /// Bytes arrived, on the main actor. Optional: the default ignores progress.
+    ///
+    /// - Parameters:
+    ///   - progress: The bytes received so far, and the announced total.
+    ///   - request: The request the user was managed with.
     func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest)
+
+    /// Whether this user wants previews of its object while it downloads (a progressive JPEG's
+    /// first scans), read on the main actor by each `manage`. Default `false`.
+    var wantsPreviews: Bool { get }
+    /// A preview of the object for `request` while the download goes on (see
+    /// `ManagedObjectUser.managedObjectPreview(_:request:)`): at most every
+    /// `ObjectManager.Configuration.previewInterval`, never after the final callback, never cached
+    /// or shared with users that did not ask. Default: ignored.
+    ///
+    /// - Parameters:
+    ///   - preview: A preview made from the bytes that have arrived; not the object itself.
+    ///   - request: The request the user was managed with.
+    func managedObjectPreview(_ preview: Decoder.Object, request: ObjectRequest)
 }
 
 extension MainActorObjectUser {
+    /// Ignores progress.
+    ///
+    /// - Parameters:
+    ///   - progress: The bytes received so far.
+    ///   - request: The request they belong to.
     public func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {}
+    /// `false`: previews are not wanted.
+    public var wantsPreviews: Bool { false }
+    /// Ignores the preview.
+    ///
+    /// - Parameters:
+    ///   - preview: A preview made from the bytes that have arrived; not the object itself.
+    ///   - request: The request the user was managed with.
+    public func managedObjectPreview(_ preview: Decoder.Object, request: ObjectRequest) {}
 }
 
 /// The link to a `MainActorObjectUser`: always delivered on the main queue.
@@ -49,10 +96,13 @@ final class MainActorUserLink<User: MainActorObjectUser>: UserLink {
     weak let user: User?
     let userID: ObjectIdentifier
     var delivery: CallbackDelivery { .mainQueue }
+    let wantsPreviews: Bool
 
-    init(_ user: User) {
+    /// `wantsPreviews` is read from the user on the main actor, by `manage`.
+    init(_ user: User, wantsPreviews: Bool) {
         self.user = user
         userID = ObjectIdentifier(user)
+        self.wantsPreviews = wantsPreviews
     }
 
     var isAlive: Bool { user != nil }
@@ -74,12 +124,15 @@ extension MainActorObjectUser {
             if let object = object as? Decoder.Object {
                 managedObjectReady(object, origin: origin, request: request)
             } else {
-                managedObjectFailed(.decodingFailed(reason: "the shared object is a \(type(of: object)), not a \(Decoder.Object.self)"), request: request)
+                managedObjectFailed(
+                    .decodingFailed(reason: "the shared object is a \(type(of: object)), not a \(Decoder.Object.self)"), request: request)
             }
         case .failed(let error):
             managedObjectFailed(error, request: request)
         case .progress(let progress):
             managedObjectProgress(progress, request: request)
+        case .preview(let object):
+            if let object = object as? Decoder.Object { managedObjectPreview(object, request: request) }
         }
     }
 }

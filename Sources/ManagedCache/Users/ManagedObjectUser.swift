@@ -6,7 +6,8 @@ import Foundation
 /// when the shared object is ready or why it failed. Pass it to `ObjectManager.manage(_:)`. The
 /// manager holds users **weakly**: a user that is deallocated simply disappears, with no need to
 /// unregister. Re-managing a user with another request (cell reuse) detaches it from the old one
-/// first; it never receives the old object afterwards.
+/// first; it never receives the old object afterwards. See <doc:Users> for the three kinds of
+/// user and when to pick each.
 ///
 /// Callbacks arrive on the thread `callbackDelivery` names. A memory-cache hit is delivered
 /// synchronously, on the caller's thread, before `manage` returns (for `.mainQueue`, when that
@@ -15,6 +16,9 @@ import Foundation
 /// instead.
 ///
 /// ```swift
+/// import Foundation
+/// import ManagedCache
+///
 /// final class Greeting: ManagedObjectUser {
 ///     let objectRequest: ObjectRequest? = ObjectRequest(url: URL(string: "https://example.com/hello.txt")!)
 ///     let objectDecoder = DataDecoder()
@@ -33,17 +37,63 @@ public protocol ManagedObjectUser: AnyObject, Sendable {
     /// Which thread the asynchronous callbacks arrive on. Default `.immediate`.
     var callbackDelivery: CallbackDelivery { get }
 
-    /// The shared object for `request` is ready. `origin` says where it came from.
+    /// The shared object is ready: the final callback of a successful `manage`. Called again
+    /// when a revalidation brings a newer object while the user is still attached.
+    ///
+    /// - Parameters:
+    ///   - object: The object every user of the key shares.
+    ///   - origin: Where it came from (memory, another user, the file cache, the network).
+    ///   - request: The request the user was managed with, which this answers.
     func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest)
-    /// Loading `request` failed, or was cancelled; `error` says why.
+    /// Loading failed or was cancelled: the final callback of an unsuccessful `manage`. The user
+    /// is detached; manage it again to retry.
+    ///
+    /// - Parameters:
+    ///   - error: Why: ``ManagedCacheError/cancelled(_:)`` with
+    ///     ``ManagedCacheError/CancellationReason/loadingBufferOverflow`` when newer loads pushed
+    ///     this one out of the loading buffer.
+    ///   - request: The request the user was managed with.
     func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest)
-    /// Bytes arrived for `request`. Default: ignored.
+    /// Bytes arrived. Optional: the default ignores progress.
+    ///
+    /// - Parameters:
+    ///   - progress: The bytes received so far, and the announced total.
+    ///   - request: The request the user was managed with.
     func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest)
+
+    /// Whether this user wants previews of its object while it downloads (a progressive JPEG's
+    /// first scans), through `managedObjectPreview(_:request:)`. Read by each `manage`, like the
+    /// request. Default `false`: no previews are made or delivered for a user that does not ask.
+    var wantsPreviews: Bool { get }
+    /// A preview of the object for `request`, made from the bytes that have arrived, while the
+    /// download goes on (only when `wantsPreviews` and the decoder makes previews: see
+    /// `PreviewDecoding`). Previews come at most every `ObjectManager.Configuration.previewInterval`,
+    /// never after the final callback, and are never cached or given to other users; the object
+    /// itself (`managedObjectReady`) or a failure always follows. Default: ignored.
+    ///
+    /// - Parameters:
+    ///   - preview: A preview made from the bytes that have arrived; not the object itself.
+    ///   - request: The request the user was managed with.
+    func managedObjectPreview(_ preview: Decoder.Object, request: ObjectRequest)
 }
 
 extension ManagedObjectUser {
+    /// ``CallbackDelivery/immediate``: callbacks run on whichever thread finished the work.
     public var callbackDelivery: CallbackDelivery { .immediate }
+    /// Ignores progress.
+    ///
+    /// - Parameters:
+    ///   - progress: The bytes received so far.
+    ///   - request: The request they belong to.
     public func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {}
+    /// `false`: previews are not wanted.
+    public var wantsPreviews: Bool { false }
+    /// Ignores the preview.
+    ///
+    /// - Parameters:
+    ///   - preview: A preview made from the bytes that have arrived; not the object itself.
+    ///   - request: The request the user was managed with.
+    public func managedObjectPreview(_ preview: Decoder.Object, request: ObjectRequest) {}
 }
 
 /// The thread a user's asynchronous callbacks run on.
@@ -65,6 +115,10 @@ public struct LoadProgress: Sendable, Hashable {
     public var expectedBytes: Int?
 
     /// Creates a progress value.
+    ///
+    /// - Parameters:
+    ///   - receivedBytes: Bytes received so far.
+    ///   - expectedBytes: The announced total, or `nil` when unknown.
     public init(receivedBytes: Int, expectedBytes: Int?) {
         self.receivedBytes = receivedBytes
         self.expectedBytes = expectedBytes

@@ -33,6 +33,12 @@ public struct ObjectRequest: Sendable, Hashable {
         get { storage.fields.policy }
         set { change(keepingKey: true) { $0.policy = newValue } }
     }
+    /// How urgent the load is (default `.normal`); not part of the key. See ``LoadPriority``:
+    /// re-managing a user with a higher priority raises the running load of its key.
+    public var priority: LoadPriority {
+        get { storage.fields.priority }
+        set { change(keepingKey: true) { $0.priority = newValue } }
+    }
 
     /// What the caller set.
     private struct Fields: Hashable {
@@ -41,6 +47,7 @@ public struct ObjectRequest: Sendable, Hashable {
         var headers: [String: String]
         var keyHeaders: [String]
         var policy: PolicyOverrides
+        var priority: LoadPriority
     }
 
     /// The fields, in one immutable shared box, with the key computed once.
@@ -73,11 +80,22 @@ public struct ObjectRequest: Sendable, Hashable {
     private var storage: Storage
 
     /// Creates a request for `url`, keyed by `oid` when given.
+    ///
+    /// - Parameters:
+    ///   - url: Where the bytes come from.
+    ///   - oid: The key that identifies the object instead of the URL (default `nil`: the URL).
+    ///   - headers: Headers added to the HTTP request (default none).
+    ///   - keyHeaders: Names of `headers` whose values become part of the key (default none).
+    ///   - policy: Overrides of the manager's policy for this request (default none).
+    ///   - priority: How urgent the load is (default `.normal`).
     public init(
         url: URL, oid: String? = nil, headers: [String: String] = [:], keyHeaders: [String] = [],
-        policy: PolicyOverrides = PolicyOverrides()
+        policy: PolicyOverrides = PolicyOverrides(), priority: LoadPriority = .normal
     ) {
-        storage = Storage(Fields(url: url, oid: oid, headers: headers, keyHeaders: keyHeaders, policy: policy))
+        storage = Storage(
+            Fields(
+                url: url, oid: oid, headers: headers, keyHeaders: keyHeaders, policy: policy,
+                priority: priority))
     }
 
     /// Replaces the box with one holding the changed fields; `keepingKey` when the change cannot
@@ -104,10 +122,20 @@ public struct ObjectRequest: Sendable, Hashable {
         ObjectKey(dataKey: storage.dataKey, dataKeyHash: storage.dataKeyHash, variant: variant)
     }
 
+    /// Whether two requests are the same in every field, policy and priority included (two
+    /// requests of one key may differ).
+    ///
+    /// - Parameters:
+    ///   - lhs: A request.
+    ///   - rhs: Another request.
+    /// - Returns: `true` when every field is equal.
     public static func == (lhs: ObjectRequest, rhs: ObjectRequest) -> Bool {
         lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
     }
 
+    /// Hashes every field, as `==` compares them.
+    ///
+    /// - Parameter hasher: The hasher to feed.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(storage.fields)
     }
@@ -116,7 +144,8 @@ public struct ObjectRequest: Sendable, Hashable {
         var key = escapedKeyComponent(fields.oid ?? fields.url.absoluteString, escapingEquals: false)
         for name in fields.keyHeaders.sorted() {
             let value = fields.headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value ?? ""
-            key += "\u{1F}" + escapedKeyComponent(name.lowercased(), escapingEquals: true)
+            key +=
+                "\u{1F}" + escapedKeyComponent(name.lowercased(), escapingEquals: true)
                 + "=" + escapedKeyComponent(value, escapingEquals: true)
         }
         return key
@@ -158,7 +187,11 @@ public struct ObjectKey: Sendable, Hashable, CustomStringConvertible {
     /// hashing two URL-length strings each time cost more than the lookups themselves.
     private let precomputedHash: Int
 
-    /// Creates the key of the object `variant` makes from the bytes stored under `dataKey`.
+    /// Creates the key of the object a decoder makes from the bytes stored under a data key.
+    ///
+    /// - Parameters:
+    ///   - dataKey: The bytes' key (``ObjectRequest/dataKey``).
+    ///   - variant: The decoder's ``ObjectDecoding/identifier``.
     public init(dataKey: String, variant: String) {
         var hasher = Hasher()
         hasher.combine(dataKey)
@@ -175,13 +208,23 @@ public struct ObjectKey: Sendable, Hashable, CustomStringConvertible {
         precomputedHash = hasher.finalize()
     }
 
+    /// Whether two keys name the same object: same data key, same decoder.
+    ///
+    /// - Parameters:
+    ///   - lhs: A key.
+    ///   - rhs: Another key.
+    /// - Returns: `true` when both strings are equal, byte for byte.
     public static func == (lhs: ObjectKey, rhs: ObjectKey) -> Bool {
         lhs.precomputedHash == rhs.precomputedHash && lhs.dataKey == rhs.dataKey && lhs.variant == rhs.variant
     }
 
+    /// Feeds the hash computed once at creation.
+    ///
+    /// - Parameter hasher: The hasher to feed.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(precomputedHash)
     }
 
+    /// The data key and the variant, as `dataKey [variant]`.
     public var description: String { "\(dataKey) [\(variant)]" }
 }

@@ -9,15 +9,20 @@ import ManagedCacheLocking
 /// a request other than the current one are dropped, so a reused user never sees an old object.
 ///
 /// ```swift
-/// let user = ObjectUser(decoder: JSONObjectDecoder<Feed>()) { feed, _ in store(feed) }   // any thread
-/// user.request = ObjectRequest(url: feedURL)
-/// manager.manage(user)
+/// struct Feed: Decodable, Sendable { var title: String }
 ///
-/// let avatar = ObjectUser.onMainActor(decoder: ImageDecoder()) { image, _ in imageView.image = image }
+/// let manager = ObjectManager()
+/// let user = ObjectUser(decoder: JSONObjectDecoder<Feed>()) { feed, origin in  // on any thread
+///     print("\(feed.title), from \(origin)")
+/// }
+/// user.request = ObjectRequest(url: URL(string: "https://example.com/feed.json")!)
+/// manager.manage(user)  // keep `user` alive until it is done: the manager holds it weakly
 /// ```
 ///
-/// `init` makes a user whose closures run on whichever thread finished the work (`.immediate`);
-/// `onMainActor(…)` makes one whose closures are `@MainActor` and run on the main queue.
+/// ``init(request:decoder:onReady:onFailure:onProgress:)`` makes a user whose closures run on
+/// whichever thread finished the work (``CallbackDelivery/immediate``);
+/// ``onMainActor(request:decoder:onReady:onFailure:onProgress:)`` makes one whose closures are
+/// `@MainActor` and run on the main queue, for code that updates views.
 public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     /// What a user holds right now.
     public enum Phase: Sendable {
@@ -55,10 +60,16 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     private let state: Lock<State>
     private let callbacks: Callbacks
 
-    /// Creates a user with `decoder`, an optional first request and the closures to call, on
-    /// whichever thread finished the work. A trailing closure is `onReady`:
-    /// `ObjectUser(request: r, decoder: d) { object, origin in … }`. For UI code, use
-    /// `onMainActor(request:decoder:onReady:onFailure:onProgress:)`.
+    /// Creates a user whose closures run on whichever thread finished the work. A trailing
+    /// closure is `onReady`: `ObjectUser(request: r, decoder: d) { object, origin in … }`. For UI
+    /// code, use ``onMainActor(request:decoder:onReady:onFailure:onProgress:)``.
+    ///
+    /// - Parameters:
+    ///   - request: The first request to load. Default `nil`: set ``request`` before managing.
+    ///   - decoder: How to decode the bytes.
+    ///   - onReady: Called with the shared object and where it came from. Default `nil`.
+    ///   - onFailure: Called with the reason the current request failed or was cancelled. Default `nil`.
+    ///   - onProgress: Called as bytes of the current request arrive. Default `nil`.
     public init(
         request: ObjectRequest? = nil, decoder: Decoder,
         onReady: (@Sendable (Decoder.Object, DataOrigin) -> Void)? = nil,
@@ -76,16 +87,30 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     /// the main actor is delivered before `manage` returns.
     ///
     /// ```swift
-    /// let avatar = ObjectUser.onMainActor(request: r, decoder: ImageDecoder()) { image, _ in imageView.image = image }
+    /// @MainActor final class NoteController {
+    ///     var text = ""
+    ///     lazy var note = ObjectUser.onMainActor(decoder: DataDecoder()) { [weak self] data, _ in
+    ///         self?.text = String(decoding: data, as: UTF8.self)  // main-actor state, no lock
+    ///     }
+    /// }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - request: The first request to load. Default `nil`: set ``request`` before managing.
+    ///   - decoder: How to decode the bytes.
+    ///   - onReady: Called on the main actor with the shared object and where it came from. Default `nil`.
+    ///   - onFailure: Called on the main actor when the current request fails or is cancelled. Default `nil`.
+    ///   - onProgress: Called on the main actor as bytes of the current request arrive. Default `nil`.
+    /// - Returns: A user whose ``callbackDelivery`` is ``CallbackDelivery/mainQueue``.
     public static func onMainActor(
         request: ObjectRequest? = nil, decoder: Decoder,
         onReady: (@MainActor @Sendable (Decoder.Object, DataOrigin) -> Void)? = nil,
         onFailure: (@MainActor @Sendable (ManagedCacheError) -> Void)? = nil,
         onProgress: (@MainActor @Sendable (LoadProgress) -> Void)? = nil
     ) -> ObjectUser {
-        ObjectUser(request: request, decoder: decoder, delivery: .mainQueue,
-                   callbacks: .mainActor(ready: onReady, failure: onFailure, progress: onProgress))
+        ObjectUser(
+            request: request, decoder: decoder, delivery: .mainQueue,
+            callbacks: .mainActor(ready: onReady, failure: onFailure, progress: onProgress))
     }
 
     private init(request: ObjectRequest?, decoder: Decoder, delivery: CallbackDelivery, callbacks: Callbacks) {
@@ -110,6 +135,8 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
         return nil
     }
 
+    /// The current ``request``, which the manager reads at each `manage`; reading it moves an idle
+    /// user to loading.
     public var objectRequest: ObjectRequest? {
         state.withLock { state in
             if state.request != nil, case .idle = state.phase { state.phase = .loading(nil) }
@@ -120,6 +147,13 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     // The manager calls these on the thread `callbackDelivery` names: for `onMainActor(…)` users,
     // the main queue, where the main actor runs.
 
+    /// Keeps the object as ``phase`` and calls `onReady`, unless `request` is no longer the
+    /// current one (then it does nothing).
+    ///
+    /// - Parameters:
+    ///   - object: The shared object.
+    ///   - origin: Where it came from.
+    ///   - request: The request it answers.
     public func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest) {
         guard update(for: request, to: .ready(object, origin)) else { return }
         switch callbacks {
@@ -128,6 +162,12 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
         }
     }
 
+    /// Records the failure as ``phase`` and calls `onFailure`, unless `request` is no longer the
+    /// current one.
+    ///
+    /// - Parameters:
+    ///   - error: Why the request failed or was cancelled.
+    ///   - request: The request it answers.
     public func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
         guard update(for: request, to: .failed(error)) else { return }
         switch callbacks {
@@ -136,6 +176,12 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
         }
     }
 
+    /// Records the progress in ``phase`` and calls `onProgress`, unless `request` is no longer the
+    /// current one.
+    ///
+    /// - Parameters:
+    ///   - progress: The bytes received so far.
+    ///   - request: The request they belong to.
     public func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
         guard update(for: request, to: .loading(progress)) else { return }
         switch callbacks {

@@ -5,6 +5,8 @@ enum UserEvent: Sendable {
     case ready(any Sendable, DataOrigin)
     case failed(ManagedCacheError)
     case progress(LoadProgress)
+    /// A preview of the object (only to users that want previews; never cached).
+    case preview(any Sendable)
 }
 
 /// A callback collected under the manager's lock and made after it is released.
@@ -18,7 +20,7 @@ struct PendingDelivery: Sendable {
     /// The attachment the callback is for; a user re-managed since then no longer matches.
     let attachment: UInt64
     let event: UserEvent
-    /// For progress: the fetch it reports on. It is dropped unless the handler is still loading
+    /// For progress and previews: the fetch it reports on. It is dropped unless the handler is still loading
     /// that fetch when it is made, so no progress follows a user's final callback.
     var fetch: UInt64?
 }
@@ -31,12 +33,15 @@ extension ManagedObjectUser {
             if let object = object as? Decoder.Object {
                 managedObjectReady(object, origin: origin, request: request)
             } else {
-                managedObjectFailed(.decodingFailed(reason: "the shared object is a \(type(of: object)), not a \(Decoder.Object.self)"), request: request)
+                managedObjectFailed(
+                    .decodingFailed(reason: "the shared object is a \(type(of: object)), not a \(Decoder.Object.self)"), request: request)
             }
         case .failed(let error):
             managedObjectFailed(error, request: request)
         case .progress(let progress):
             managedObjectProgress(progress, request: request)
+        case .preview(let object):
+            if let object = object as? Decoder.Object { managedObjectPreview(object, request: request) }
         }
     }
 }

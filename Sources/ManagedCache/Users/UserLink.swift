@@ -6,12 +6,15 @@ import Foundation
 /// callback runs is not kept alive by the manager and is not called.
 ///
 /// Immutable and `Sendable`: what it remembers was read from the user once, on the thread that
-/// called `manage`. A user managed again with another `callbackDelivery` gets a new link.
+/// called `manage`. A user managed again with another `callbackDelivery` or `wantsPreviews` gets
+/// a new link.
 protocol UserLink: AnyObject, Sendable {
     /// The user's identity (its table key in the manager), read when it was managed.
     var userID: ObjectIdentifier { get }
     /// Where its callbacks run, read when it was managed.
     var delivery: CallbackDelivery { get }
+    /// Whether the user wants previews, read when it was managed.
+    var wantsPreviews: Bool { get }
     /// Whether the user is still alive.
     var isAlive: Bool { get }
     /// Calls the user, if it is still alive, with `event` for `request`. The caller runs on a
@@ -24,11 +27,13 @@ final class ThreadSafeUserLink<User: ManagedObjectUser>: UserLink {
     weak let user: User?
     let userID: ObjectIdentifier
     let delivery: CallbackDelivery
+    let wantsPreviews: Bool
 
-    init(_ user: User, delivery: CallbackDelivery) {
+    init(_ user: User, delivery: CallbackDelivery, wantsPreviews: Bool) {
         self.user = user
         userID = ObjectIdentifier(user)
         self.delivery = delivery
+        self.wantsPreviews = wantsPreviews
     }
 
     var isAlive: Bool { user != nil }

@@ -9,8 +9,13 @@ import Foundation
 /// - On Apple platforms it wraps the decompressed, downsampled bitmap (`cgImage`, and `uiImage(scale:)`
 ///   where UIKit exists) and does not keep the encoded bytes, which would cost memory for nothing.
 ///
-/// Its memory-cache cost is `decodedByteCount` (width × height × 4 bytes), the size of the bitmap,
-/// on every platform, so cache budgets mean the same thing on a phone and in a Linux test.
+/// Its memory-cache cost is `memoryCost`: `decodedByteCount` (width × height × 4 bytes), the size of
+/// the bitmap, plus for an animation the byte limit of its frame buffer, on every platform, so
+/// cache budgets mean the same thing on a phone and in a Linux test.
+///
+/// An animated GIF, APNG or WebP carries its `animation` (frame durations, loop count) on every
+/// platform; on Apple platforms it also carries the frames' source and buffer, shared by every view
+/// showing it (`ManagedImageView` plays it).
 ///
 /// Formats' transforms receive and return values of this type; `transformations` records what
 /// was done to an image, for logs and tests.
@@ -23,28 +28,56 @@ public struct DecodedImage: Sendable, Equatable, CustomStringConvertible {
     /// The height of the bitmap in pixels.
     public let pixelHeight: Int
     /// Frames in the source: 1 for a still image, more for an animated GIF, WebP or PNG.
-    /// Apple platforms decode the first frame.
+    /// The bitmap (`cgImage`) is the first frame; `animation` says how the frames play.
     public let frameCount: Int
+    /// How the frames play (durations, loop count), read from the bytes; `nil` for a still image
+    /// and for an animation whose timing could not be read.
+    public internal(set) var animation: AnimationInfo?
+    /// The most bytes of decoded frames this image's frame buffer keeps (0 for a still image):
+    /// part of `memoryCost`. Set by `ImageDecoder` from its `animationBufferByteLimit`.
+    public internal(set) var frameBufferByteLimit = 0
+    /// Set on a progressive preview (the first scans of a JPEG still downloading), `nil` on the
+    /// image itself. Previews go only to users that want them and are never cached.
+    public internal(set) var preview: ImagePreview?
+    /// Whether this is a progressive preview rather than the image.
+    public var isPreview: Bool { preview != nil }
     /// The encoded bytes, when kept: always on Linux, `nil` once a platform decoder has made a bitmap.
     public let encodedData: Data?
     /// Names of the transformations applied to this image, in order ("resized to 64×64 (aspectFill)",
     /// and whatever a format's pre- and post-transforms append). Empty for an image as decoded.
     public var transformations: [String]
+    /// How the stored bitmap must be turned to stand upright. `.up` for everything the decoders
+    /// make (ImageIO applies EXIF orientation while decoding; on Linux `pixelWidth`/`pixelHeight`
+    /// are already the upright size); a `UIImage` wrapped as a placeholder keeps its
+    /// `imageOrientation` here, and `uiImage(scale:)` gives it back.
+    public let orientation: ImageOrientation
 
     #if canImport(ImageIO)
     /// The decompressed bitmap, on platforms with a system decoder.
     let bitmap: PlatformBitmap?
+    /// The animation's frames (decoded on demand into a shared buffer), for animated images.
+    var animatedFrames: AnimatedFrames?
     #endif
 
     /// Describes an image that was validated but not decompressed: what the Linux decoder makes,
-    /// and how tests and examples build placeholders from `ImageFixtureEncoder` bytes.
+    /// and how tests and examples build placeholders from encoded bytes they made themselves.
+    /// The size is the upright size (`ImageInfo.orientedPixelSize`): a portrait photo stored as
+    /// landscape pixels (EXIF 5–8) is as tall as it looks.
+    ///
+    /// - Parameters:
+    ///   - info: The validated format, size, frame count and orientation.
+    ///   - encodedData: The image's bytes, or `nil`.
+    ///   - transformations: What was done to it, for descriptions and tests. Default none.
     public init(info: ImageInfo, encodedData: Data?, transformations: [String] = []) {
         self.format = info.format
-        self.pixelWidth = info.pixelWidth
-        self.pixelHeight = info.pixelHeight
+        let upright = info.orientedPixelSize
+        self.pixelWidth = upright.width
+        self.pixelHeight = upright.height
+        self.orientation = .up
         self.frameCount = info.frameCount
         self.encodedData = encodedData
         self.transformations = transformations
+        if info.frameCount > 1, let encodedData { self.animation = AnimationInfo(parsing: encodedData) }
         #if canImport(ImageIO)
         self.bitmap = nil
         #endif
@@ -52,10 +85,17 @@ public struct DecodedImage: Sendable, Equatable, CustomStringConvertible {
 
     #if canImport(ImageIO)
     /// Wraps a bitmap made by a platform decoder or resizer.
-    init(format: ImageFormat?, bitmap: PlatformBitmap, frameCount: Int, transformations: [String]) {
+    /// `orientation`: how the bitmap must be turned to stand upright (default `.up`); the size is
+    /// the upright size.
+    init(
+        format: ImageFormat?, bitmap: PlatformBitmap, frameCount: Int, transformations: [String],
+        orientation: ImageOrientation = .up
+    ) {
         self.format = format
-        self.pixelWidth = bitmap.cgImage.width
-        self.pixelHeight = bitmap.cgImage.height
+        let upright = orientation.orientedSize(of: PixelSize(width: bitmap.cgImage.width, height: bitmap.cgImage.height))
+        self.pixelWidth = upright.width
+        self.pixelHeight = upright.height
+        self.orientation = orientation
         self.frameCount = frameCount
         self.encodedData = nil
         self.transformations = transformations
@@ -66,14 +106,23 @@ public struct DecodedImage: Sendable, Equatable, CustomStringConvertible {
     /// The image's size in pixels.
     public var pixelSize: PixelSize { PixelSize(width: pixelWidth, height: pixelHeight) }
 
-    /// The bytes the bitmap occupies once decoded: width × height × 4 (8-bit RGBA). The memory
-    /// cache's cost for this image.
+    /// The bytes the bitmap occupies once decoded: width × height × 4 (8-bit RGBA).
     public var decodedByteCount: Int {
         let (bytes, overflow) = pixelSize.pixelCount.multipliedReportingOverflow(by: 4)
         return overflow ? Int.max : bytes
     }
 
-    /// This image with `name` appended to `transformations`: for transforms that record what they did.
+    /// The memory cache's cost for this image: `decodedByteCount`, plus `frameBufferByteLimit`
+    /// for an animation (its frame buffer may hold that much more while views play it).
+    public var memoryCost: Int {
+        let (total, overflow) = decodedByteCount.addingReportingOverflow(frameBufferByteLimit)
+        return overflow ? Int.max : total
+    }
+
+    /// Records a transformation, for transforms that say what they did.
+    ///
+    /// - Parameter name: What was done, such as `"rounded corners"`.
+    /// - Returns: This image with `name` appended to ``transformations``.
     public func addingTransformation(_ name: String) -> DecodedImage {
         var copy = self
         copy.transformations.append(name)
@@ -84,6 +133,7 @@ public struct DecodedImage: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         var text = "\(format?.rawValue ?? "bitmap") \(pixelSize)"
         if frameCount > 1 { text += ", \(frameCount) frames" }
+        if let preview { text += ", preview of \(preview.completedScans) scans" }
         if !transformations.isEmpty { text += " [\(transformations.joined(separator: ", "))]" }
         return text
     }

@@ -65,7 +65,8 @@ enum GIFStructureValidator {
 
     /// Skips data sub-blocks (a length byte and that many bytes, until a zero length); returns
     /// the offset after the terminating zero.
-    private static func skipSubBlocks(_ reader: ImageByteReader, from start: Int) throws(ImageValidationError) -> Int {
+    /// Skips data sub-blocks from `start` to past their terminator (shared with `GIFAnimationReader`).
+    static func skipSubBlocks(_ reader: ImageByteReader, from start: Int) throws(ImageValidationError) -> Int {
         var offset = start
         while true {
             let length = Int(try reader.byte(at: offset))
@@ -77,7 +78,7 @@ enum GIFStructureValidator {
     }
 
     /// A colour table holds 2^(n+1) RGB entries when bit 7 of the packed fields is set.
-    private static func colorTableLength(flags: UInt8) -> Int {
+    static func colorTableLength(flags: UInt8) -> Int {
         flags & 0x80 == 0 ? 0 : 3 << (Int(flags & 0x07) + 1)
     }
 

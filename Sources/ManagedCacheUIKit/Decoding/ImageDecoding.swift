@@ -11,19 +11,39 @@ import Foundation
 /// Every method is called off the main thread, once per decode, and may be called concurrently.
 public protocol ImageDecoding: Sendable {
     /// Reads the format, pixel size and frame count without decompressing pixels, rejecting bytes
-    /// that are not a complete image. Default: `ImageValidator.validate(_:)` (PNG, JPEG, GIF, WebP).
+    /// that are not a complete image. Default: ``ImageValidator/validate(_:)`` (PNG, JPEG, GIF, WebP).
+    ///
+    /// - Parameter data: The downloaded bytes.
+    /// - Returns: What the bytes declare.
+    /// - Throws: ``ImageDecodingError/invalidImage(_:)`` for bytes that are not a complete image
+    ///   of a format the backend reads.
     func inspect(_ data: Data) throws(ImageDecodingError) -> ImageInfo
 
-    /// Decodes `data` (already inspected as `info`). When `maximumPixelDimension` is given, the
-    /// backend may downsample so that the longer side is at least that many pixels but not much more.
+    /// Decodes inspected bytes.
+    ///
+    /// - Parameters:
+    ///   - data: The bytes.
+    ///   - info: What ``inspect(_:)`` found in them.
+    ///   - maximumPixelDimension: When given, the backend may downsample so that the longer side is
+    ///     at least that many pixels but not much more; `nil` decodes at full size.
+    /// - Returns: The image.
+    /// - Throws: ``ImageDecodingError/platformDecoderFailed(reason:)`` when the codec fails.
     func decode(_ data: Data, info: ImageInfo, maximumPixelDimension: Int?) throws(ImageDecodingError) -> DecodedImage
 
-    /// Draws `image` into a new bitmap as `plan` says, or returns `nil` when the backend has no
-    /// pixels to draw (Linux). Default: `nil`.
+    /// Draws an image into a new bitmap. Optional: the default returns `nil`.
+    ///
+    /// - Parameters:
+    ///   - image: A decoded image.
+    ///   - plan: The canvas and where the image goes on it (``ImageResizePlan``).
+    /// - Returns: The new image, or `nil` when the backend has no pixels to draw (Linux).
     func resize(_ image: DecodedImage, with plan: ImageResizePlan) -> DecodedImage?
 
-    /// Encodes `image` for storing a format's variant on disk (JPEG at `compressionQuality`, or
-    /// PNG for images with alpha), or returns `nil` when it cannot. Default: `nil`.
+    /// Encodes an image for storing a format's variant on disk. Optional: the default returns `nil`.
+    ///
+    /// - Parameters:
+    ///   - image: A decoded (usually resized) image.
+    ///   - compressionQuality: The JPEG quality, 0 to 1; images with alpha are stored as PNG.
+    /// - Returns: The encoded bytes, or `nil` when the backend cannot encode.
     func encode(_ image: DecodedImage, compressionQuality: Double) -> Data?
 
     /// Whether `resize` and `encode` work, so formats' variants are worth storing. Default `false`.
@@ -31,7 +51,11 @@ public protocol ImageDecoding: Sendable {
 }
 
 extension ImageDecoding {
-    /// Validates the structure with `ImageValidator`.
+    /// Validates the structure with ``ImageValidator``.
+    ///
+    /// - Parameter data: The downloaded bytes.
+    /// - Returns: The format, pixel size, frame count and orientation the bytes declare.
+    /// - Throws: ``ImageDecodingError/invalidImage(_:)`` with the validator's reason.
     public func inspect(_ data: Data) throws(ImageDecodingError) -> ImageInfo {
         do {
             return try ImageValidator.validate(data)
@@ -40,10 +64,20 @@ extension ImageDecoding {
         }
     }
 
-    /// Returns `nil`: no pixels to resize.
+    /// Resizes nothing: no pixels to resize.
+    ///
+    /// - Parameters:
+    ///   - image: A decoded image.
+    ///   - plan: The resize it would do.
+    /// - Returns: `nil`.
     public func resize(_ image: DecodedImage, with plan: ImageResizePlan) -> DecodedImage? { nil }
 
-    /// Returns `nil`: nothing to encode.
+    /// Encodes nothing.
+    ///
+    /// - Parameters:
+    ///   - image: A decoded image.
+    ///   - compressionQuality: The quality it would use.
+    /// - Returns: `nil`.
     public func encode(_ image: DecodedImage, compressionQuality: Double) -> Data? { nil }
 
     /// `false`.
@@ -59,7 +93,14 @@ public struct StructuralImageDecoding: ImageDecoding {
     /// Creates the backend.
     public init() {}
 
-    /// Returns the validated bytes as an image; `maximumPixelDimension` is ignored (nothing is decoded).
+    /// Returns the validated bytes as an image.
+    ///
+    /// - Parameters:
+    ///   - data: The bytes, already validated.
+    ///   - info: What validation found.
+    ///   - maximumPixelDimension: Ignored: nothing is decoded.
+    /// - Returns: An image holding the bytes, with `info`'s format and size.
+    /// - Throws: Never.
     public func decode(_ data: Data, info: ImageInfo, maximumPixelDimension: Int?) throws(ImageDecodingError) -> DecodedImage {
         DecodedImage(info: info, encodedData: data)
     }

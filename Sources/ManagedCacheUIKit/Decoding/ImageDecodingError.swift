@@ -12,6 +12,8 @@ public enum ImageDecodingError: Error, Sendable, Equatable, CustomStringConverti
     case unreadable(reason: String)
     /// The platform decoder (ImageIO) refused bytes the structural validation accepted.
     case platformDecoderFailed(reason: String)
+    /// An `ImageProcessor` threw, or a built-in one could not draw (issue 18.5).
+    case processingFailed(processor: String, reason: String)
 
     /// A sentence for logs.
     public var description: String {
@@ -24,6 +26,8 @@ public enum ImageDecodingError: Error, Sendable, Equatable, CustomStringConverti
             "The image bytes could not be read: \(reason)."
         case .platformDecoderFailed(let reason):
             "The system image decoder failed: \(reason)."
+        case .processingFailed(let processor, let reason):
+            "The image processor \(processor) failed: \(reason)."
         }
     }
 }

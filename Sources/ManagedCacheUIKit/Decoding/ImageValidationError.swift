@@ -44,6 +44,7 @@ public enum ImageValidationError: Error, Sendable, Equatable, CustomStringConver
         case .jpeg: "end-of-image marker (FFD9)"
         case .gif: "trailer (3B)"
         case .webp: "declared RIFF size"
+        case .heic, .avif, .tiff, .other: "end of the data"
         }
     }
 }

@@ -8,16 +8,20 @@ import Foundation
 /// typed error before anything caches them; it does not decompress pixel data.
 ///
 /// ```swift
+/// let body = Data([0x89, 0x50, 0x4E, 0x47])  // the start of a PNG, cut short
 /// do {
 ///     let info = try ImageValidator.validate(body)
 ///     print(info.format, info.pixelWidth, info.pixelHeight)
 /// } catch {
-///     logger.warning("Rejected image: \(error)")  // e.g. "The JPEG data never reaches its end-of-image marker (FFD9)…"
+///     print("Rejected image: \(error)")  // truncated(png)
 /// }
 /// ```
 public enum ImageValidator {
     /// The format whose signature ("magic bytes") `data` starts with, or `nil` if none does.
     /// Looks at the first 12 bytes at most and checks nothing else.
+    ///
+    /// - Parameter data: Bytes that may be an image.
+    /// - Returns: PNG, JPEG, GIF or WebP, or `nil`.
     public static func detectFormat(_ data: Data) -> ImageFormat? {
         let head = [UInt8](data.prefix(ImageSignature.longestLength))
         return ImageSignature.all.first { $0.isMatched(by: head) }?.format
@@ -26,6 +30,8 @@ public enum ImageValidator {
     /// Checks that `data` is a complete, structurally sound image and returns its format, size
     /// and frame count.
     ///
+    /// - Parameter data: Bytes that should be a complete image.
+    /// - Returns: The format, stored pixel size, frame count and EXIF orientation.
     /// - Throws: `ImageValidationError` saying why the bytes were rejected: `.empty`,
     ///   `.unknownFormat`, `.truncated` (also for a lone prefix of a signature),
     ///   `.checksumMismatch`, `.missingEndMarker`, `.malformed` or `.invalidDimensions`.
@@ -46,6 +52,7 @@ public enum ImageValidator {
                 case .jpeg: return try JPEGStructureValidator.validate(reader)
                 case .gif: return try GIFStructureValidator.validate(reader)
                 case .webp: return try WebPStructureValidator.validate(reader)
+                case .heic, .avif, .tiff, .other: throw .unknownFormat  // never detected by signature here
                 }
             }
         }

@@ -11,6 +11,8 @@ enum JPEGStructureValidator {
         static let startOfImage: UInt8 = 0xD8
         static let endOfImage: UInt8 = 0xD9
         static let startOfScan: UInt8 = 0xDA
+        /// APP1: EXIF metadata, where the orientation is.
+        static let app1: UInt8 = 0xE1
         static let temporary: UInt8 = 0x01
         static let restarts: ClosedRange<UInt8> = 0xD0...0xD7
 
@@ -25,6 +27,7 @@ enum JPEGStructureValidator {
         var offset = 2
         var dimensions: (width: Int, height: Int)?
         var scanCount = 0
+        var orientation = ImageOrientation.up
 
         while true {
             guard offset < reader.count else {
@@ -43,7 +46,9 @@ enum JPEGStructureValidator {
             case Marker.endOfImage:
                 guard let dimensions else { throw .malformed(.jpeg, reason: "EOI comes before any frame header") }
                 guard scanCount > 0 else { throw .malformed(.jpeg, reason: "EOI comes before any scan") }
-                return ImageInfo(format: .jpeg, pixelWidth: dimensions.width, pixelHeight: dimensions.height)
+                return ImageInfo(
+                    format: .jpeg, pixelWidth: dimensions.width, pixelHeight: dimensions.height,
+                    orientation: orientation)
             case Marker.startOfImage:
                 throw .malformed(.jpeg, reason: "a second SOI marker appears")
             case 0x00:
@@ -61,7 +66,11 @@ enum JPEGStructureValidator {
             try reader.require(segmentLength, at: offset)
             let segmentEnd = offset + segmentLength
 
-            if Marker.isStartOfFrame(marker), dimensions == nil {
+            if marker == Marker.app1, dimensions == nil,
+                let exif = ImageOrientation.exif(UnsafeRawBufferPointer(rebasing: reader.bytes[(offset + 2)..<segmentEnd]))
+            {
+                orientation = exif
+            } else if Marker.isStartOfFrame(marker), dimensions == nil {
                 dimensions = try readFrameHeader(reader, at: offset + 2, length: segmentLength)
             } else if marker == Marker.startOfScan {
                 guard dimensions != nil else { throw .malformed(.jpeg, reason: "a scan comes before the frame header") }

@@ -79,8 +79,9 @@ enum PNGStructureValidator {
             case "IEND":
                 guard length == 0 else { throw .malformed(.png, reason: "IEND carries \(length) bytes of data") }
                 guard imageDataChunkCount > 0 else { throw .malformed(.png, reason: "there is no IDAT chunk") }
-                return try finish(header: header, declaredFrameCount: declaredFrameCount,
-                                  frameControlCount: frameControlCount)
+                return try finish(
+                    header: header, declaredFrameCount: declaredFrameCount,
+                    frameControlCount: frameControlCount)
             default:
                 // Bit 5 of the first byte clear marks a critical chunk, which a decoder must
                 // understand to show the image correctly.

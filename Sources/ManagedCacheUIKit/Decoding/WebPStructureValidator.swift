@@ -64,7 +64,8 @@ enum WebPStructureValidator {
             }
             let size = try bitstreamDimensions(reader, of: image)
             guard size == canvas else {
-                throw .malformed(.webp, reason: "the \(size.width)x\(size.height) image does not match the \(canvas.width)x\(canvas.height) canvas")
+                throw .malformed(
+                    .webp, reason: "the \(size.width)x\(size.height) image does not match the \(canvas.width)x\(canvas.height) canvas")
             }
             return ImageInfo(format: .webp, pixelWidth: canvas.width, pixelHeight: canvas.height)
         }
@@ -129,7 +130,7 @@ enum WebPStructureValidator {
             throw .malformed(.webp, reason: "the VP8 first partition runs past its chunk")
         }
         guard try reader.byte(at: start + 3) == 0x9D, try reader.byte(at: start + 4) == 0x01,
-              try reader.byte(at: start + 5) == 0x2A
+            try reader.byte(at: start + 5) == 0x2A
         else { throw .malformed(.webp, reason: "the VP8 key frame lacks its start code") }
         let width = Int(try reader.uint16LittleEndian(at: start + 6) & 0x3FFF)
         let height = Int(try reader.uint16LittleEndian(at: start + 8) & 0x3FFF)

@@ -8,7 +8,11 @@ public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
     /// Rows of pixels.
     public var height: Int
 
-    /// Creates a size of `width` × `height` pixels.
+    /// Creates a size.
+    ///
+    /// - Parameters:
+    ///   - width: Columns of pixels.
+    ///   - height: Rows of pixels.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
@@ -20,7 +24,7 @@ public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
         return overflow ? Int.max : product
     }
 
-    /// Whether both sides are positive.
+    /// Whether the size holds no pixel: `true` when either side is zero or negative.
     public var isEmpty: Bool { width <= 0 || height <= 0 }
 
     /// "64×48".
@@ -40,6 +44,12 @@ public struct PixelRect: Sendable, Hashable {
     public var height: Int
 
     /// Creates a rectangle.
+    ///
+    /// - Parameters:
+    ///   - x: Distance from the bitmap's left edge; may be negative.
+    ///   - y: Distance from the bitmap's top edge; may be negative.
+    ///   - width: The rectangle's width.
+    ///   - height: The rectangle's height.
     public init(x: Int, y: Int, width: Int, height: Int) {
         self.x = x
         self.y = y

@@ -9,14 +9,40 @@ public struct ImageViewDisplay: Sendable, Equatable {
     public var isActivityIndicatorVisible: Bool
     /// How much of the current download has arrived, while loading and once bytes came in.
     public var progress: LoadProgress?
+    /// How the change to this display is animated (issue 18.2): the view's `transition` when the
+    /// loaded image arrived after the view had shown something else for its load (a download, a
+    /// file-cache read, a decode, a newer stored image); `.none` for a memory hit, a reused view's
+    /// first image from memory, and every display that is not a loaded image.
+    public var transition: ImageTransition
 
     /// Creates a display state.
-    public init(content: DisplayedContent, isActivityIndicatorVisible: Bool = false, progress: LoadProgress? = nil) {
+    ///
+    /// - Parameters:
+    ///   - content: The picture area.
+    ///   - isActivityIndicatorVisible: Whether the activity indicator spins. Default `false`.
+    ///   - progress: How much of the download has arrived. Default `nil`.
+    ///   - transition: How the content should appear. Default `.none`.
+    public init(
+        content: DisplayedContent, isActivityIndicatorVisible: Bool = false, progress: LoadProgress? = nil,
+        transition: ImageTransition = .none
+    ) {
         self.content = content
         self.isActivityIndicatorVisible = isActivityIndicatorVisible
         self.progress = progress
+        self.transition = transition
     }
 
     /// Nothing shown, nothing spinning: a new view.
     public static let empty = ImageViewDisplay(content: .empty)
+
+    /// What assistive technologies hear as the view's value (issue 11.14): "Loading" (with the
+    /// percentage once known) while the activity indicator spins, "Failed to load" after a
+    /// failure, nothing once the image shows. The app sets the label (what the image depicts);
+    /// the view adds the image trait and this value.
+    public var accessibilityValue: String? {
+        if case .failure = content { return "Failed to load" }
+        guard isActivityIndicatorVisible else { return nil }
+        if let fraction = progress?.fractionCompleted { return "Loading, \(Int((fraction * 100).rounded(.down))) percent" }
+        return "Loading"
+    }
 }

@@ -68,6 +68,21 @@ final class ImageViewModel: Sendable {
         set { core.withLock { $0.state.manager = newValue } }
     }
 
+    var processors: [any ImageProcessor] {
+        get { core.withLock { $0.state.processors } }
+        set { core.withLock { $0.state.processors = newValue } }
+    }
+
+    var transition: ImageTransition {
+        get { core.withLock { $0.state.transition } }
+        set { core.withLock { $0.state.transition = newValue } }
+    }
+
+    var reducesMotion: Bool {
+        get { core.withLock { $0.state.reducesMotion } }
+        set { core.withLock { $0.state.reducesMotion = newValue } }
+    }
+
     var placeholder: DecodedImage? {
         get { core.withLock { $0.state.placeholder } }
         set { if core.withLock({ $0.state.setPlaceholder(newValue) }) { drain() } }
@@ -76,6 +91,11 @@ final class ImageViewModel: Sendable {
     var failureImage: DecodedImage? {
         get { core.withLock { $0.state.failureImage } }
         set { if core.withLock({ $0.state.setFailureImage(newValue) }) { drain() } }
+    }
+
+    var showsPreviews: Bool {
+        get { core.withLock { $0.state.showsPreviews } }
+        set { core.withLock { $0.state.showsPreviews = newValue } }
     }
 
     /// What the shell was last asked to show.
@@ -95,6 +115,10 @@ final class ImageViewModel: Sendable {
         if core.withLock({ $0.state.receiveFailure(error, for: request) }) { drain() }
     }
 
+    func receivePreview(_ preview: DecodedImage, request: ObjectRequest) {
+        if core.withLock({ $0.state.receivePreview(preview, for: request) }) { drain() }
+    }
+
     func receiveProgress(_ progress: LoadProgress, request: ObjectRequest) {
         if core.withLock({ $0.state.receiveProgress(progress, for: request) }) { drain() }
     }
@@ -110,6 +134,26 @@ final class ImageViewModel: Sendable {
         drain()
     }
 
+    /// Shows `image` at once, stores it under `oid` (and `url`) for the view's variant, in memory
+    /// and (with `toFileCache`) on disk, and manages the view for it, so a later load of the oid is
+    /// a memory hit (issue 18.1). The variant of a format or processors is made in the background
+    /// and replaces the image when it is ready. `announces`: whether `onImageSet` is told (not when
+    /// the same image is only stored again for another variant).
+    func setImage(
+        _ image: DecodedImage, oid: String, url: URL?, toFileCache: Bool, fallbackFormat: ImageCacheFormat?, announces: Bool = true
+    ) {
+        let (prepared, manager, host) = core.withLock { core in
+            (
+                core.state.prepareStoredImage(image, oid: oid, url: url, fallbackFormat: fallbackFormat, announces: announces),
+                core.state.manager, core.host
+            )
+        }
+        // Stored first: managing the view then finds it (a memory hit, or the variant being made).
+        manager.storeImage(image, for: prepared.request, decoder: prepared.decoder, toFileCache: toFileCache, completion: nil)
+        run(prepared.commands, host: host)
+        drain()
+    }
+
     /// Detaches from the manager and shows the placeholder (or nothing).
     func clear() {
         let (commands, host) = core.withLock { core in (core.state.clear(), core.host) }
@@ -120,8 +164,8 @@ final class ImageViewModel: Sendable {
     /// Loads `url` after `delay` seconds unless the view is cleared, managed or given another URL
     /// first. An image already in memory is shown at once.
     func load(_ url: URL, afterDelay delay: Double, fallbackFormat: ImageCacheFormat?) {
-        let (manager, format) = core.withLock { ($0.state.manager, $0.state.format ?? fallbackFormat) }
-        if manager.cachedObject(for: ObjectRequest(url: url), decoder: ImageDecoder(format: format)) != nil {
+        let (manager, decoder) = core.withLock { ($0.state.manager, $0.state.decoder(fallbackFormat: fallbackFormat)) }
+        if manager.cachedObject(for: ObjectRequest(url: url), decoder: decoder) != nil {
             core.withLock { core in
                 core.state.setURL(url)
                 core.state.setOID(nil)
@@ -184,6 +228,7 @@ final class ImageViewModel: Sendable {
             if core.renderedVersion != core.state.displayVersion {
                 core.renderedVersion = core.state.displayVersion
                 core.rendered = core.state.display
+                core.state.noteRendered()
                 guard let sink = core.sink else { return .skip }
                 return .deliver(sink, .display(core.state.display))
             }

@@ -13,6 +13,11 @@ import ManagedCache
 ///   older generation are dropped before delivery.
 /// - The display is derived from the phase (`display(for:)`), and `displayVersion` changes only
 ///   when what is shown changes.
+/// - Transitions (issue 18.2): an image that arrives after the shell rendered something for the
+///   current load (`noteRendered()`) is shown with `transition`; one that arrives before (a memory
+///   hit inside `manage`, a reused view's first image) is set at once. Reduced motion turns it off.
+/// - An image the app sets (`prepareStoredImage`) is shown at once; a newer stored image of the
+///   same request (another view stored an edit, or the variant of this one was made) replaces it.
 struct ImageViewState {
     /// The load the view is managed for.
     struct ActiveLoad {
@@ -21,6 +26,8 @@ struct ImageViewState {
         let manager: ObjectManager
         /// The name of the format set on the view when it was managed (`nil`: none was set).
         let explicitFormatName: String?
+        /// The identifiers of the processors set on the view when it was managed.
+        let processorsIdentifier: String
     }
 
     /// What the model must ask the managers once its lock is released.
@@ -41,13 +48,24 @@ struct ImageViewState {
     var url: URL?
     var oid: String?
     var format: ImageCacheFormat?
+    /// Processors run after the format's (issue 18.5); take effect at the next `manage`.
+    var processors: [any ImageProcessor] = []
+    /// How images that arrive after something else was shown are animated (issue 18.2); applies
+    /// to images that arrive from now on.
+    var transition = ImageTransition.fade
+    /// Whether the user asked for reduced motion: no transition then (from now on).
+    var reducesMotion = false
     var manager: ObjectManager
     private(set) var placeholder: DecodedImage?
     private(set) var failureImage: DecodedImage?
+    /// Whether the view wants progressive previews (read by the manager at `manage`).
+    var showsPreviews = true
 
     // The current load.
     private(set) var active: ActiveLoad?
     private(set) var phase: ImageViewPhase = .idle
+    /// The latest progressive preview of the active load, while it is loading.
+    private(set) var preview: DecodedImage?
     private(set) var generation: UInt64 = 0
     private(set) var scheduledToken: UInt64?
     private var scheduledWork: ScheduledWork?
@@ -55,17 +73,30 @@ struct ImageViewState {
     // What is shown, and what is to be said.
     private(set) var display = ImageViewDisplay.empty
     private(set) var displayVersion: UInt64 = 0
+    /// Whether the shell rendered a display since the current load began (its placeholder,
+    /// spinner, nothing, or the image it replaces): an image arriving now is a visible change.
+    private var renderedThisLoad = false
+    /// The transition of the image being shown.
+    private var arrivalTransition = ImageTransition.none
     var outbox: [PendingEvent] = []
 
     init(manager: ObjectManager) {
         self.manager = manager
     }
 
-    /// The request `url` and `oid` describe.
+    /// The request `url` and `oid` describe; an oid alone names an object the caches may hold
+    /// (`ObjectRequest(oid:)`: a stored image), with no URL to load it from.
     var configuredRequest: ObjectRequest? {
-        guard let url else { return nil }
+        guard let url else { return oid.map { ObjectRequest(oid: $0) } }
         return ObjectRequest(url: url, oid: oid)
     }
+
+    /// The decoder for the view's format (or `fallbackFormat`) and processors.
+    func decoder(fallbackFormat: ImageCacheFormat?) -> ImageDecoder {
+        ImageDecoder(format: format ?? fallbackFormat, processors: processors)
+    }
+
+    private var processorsIdentifier: String { ImageProcessing.identifier(of: processors) }
 
     // MARK: - Actions
 
@@ -73,17 +104,47 @@ struct ImageViewState {
     /// (the UIKit view's own size). Managing the request already loading or shown changes nothing.
     mutating func prepareManage(fallbackFormat: ImageCacheFormat?) -> ManagerCommands {
         guard let request = configuredRequest else { return detach(to: .idle) }
-        let decoder = ImageDecoder(format: format ?? fallbackFormat)
+        let decoder = decoder(fallbackFormat: fallbackFormat)
         if let active, active.request == request, active.decoder.identifier == decoder.identifier,
-           active.manager === manager, active.explicitFormatName == format?.name, phase.isLoadingOrShowing {
+            active.manager === manager, active.explicitFormatName == format?.name, phase.isLoadingOrShowing
+        {
             cancelScheduled()
             return ManagerCommands()
         }
         var commands = detach(to: .loading(nil))
         if commands.unmanage === manager { commands.unmanage = nil }  // `manage` detaches the old request itself.
-        active = ActiveLoad(request: request, decoder: decoder, manager: manager, explicitFormatName: format?.name)
+        active = ActiveLoad(
+            request: request, decoder: decoder, manager: manager, explicitFormatName: format?.name,
+            processorsIdentifier: processorsIdentifier)
         commands.manage = manager
         return commands
+    }
+
+    /// Shows `image`, which the app gives the view with its `oid` (and `url`, when it has one), at
+    /// once, and prepares managing the view for that request so it shares the stored image and
+    /// hears of newer ones (issue 18.1). The caller stores the image before managing. `announces`:
+    /// whether `imageSet` is queued.
+    mutating func prepareStoredImage(
+        _ image: DecodedImage, oid: String, url: URL?, fallbackFormat: ImageCacheFormat?, announces: Bool = true
+    ) -> (commands: ManagerCommands, request: ObjectRequest, decoder: ImageDecoder) {
+        self.url = url
+        self.oid = oid
+        let request = url.map { ObjectRequest(url: $0, oid: oid) } ?? ObjectRequest(oid: oid)
+        let decoder = decoder(fallbackFormat: fallbackFormat)
+        var commands = detach(to: .showing(image, .stored))
+        if commands.unmanage === manager { commands.unmanage = nil }
+        active = ActiveLoad(
+            request: request, decoder: decoder, manager: manager, explicitFormatName: format?.name,
+            processorsIdentifier: processorsIdentifier)
+        commands.manage = manager
+        if announces { enqueue(.imageSet(image, .stored)) }
+        return (commands, request, decoder)
+    }
+
+    /// The shell rendered the current display: from now on an image arriving for this load
+    /// replaces something on screen, and is shown with the transition.
+    mutating func noteRendered() {
+        renderedThisLoad = true
     }
 
     /// Forgets the URL and the load: HJCache's `clear` before cell reuse.
@@ -154,10 +215,22 @@ struct ImageViewState {
 
     // MARK: - Results from the manager
 
-    /// Returns whether the image was taken (and the display changed).
+    /// Returns whether the image was taken (and the display changed): the image of the load the
+    /// view waits for, a newer stored image of the request it shows, or the variant of an image
+    /// the app set (made in the background, it may reach the view as a memory hit).
     mutating func receiveImage(_ image: DecodedImage, origin: DataOrigin, for request: ObjectRequest) -> Bool {
-        guard isCurrent(request), phase.isLoading else { return false }
-        setPhase(.showing(image, origin))
+        guard isCurrent(request) else { return false }
+        switch phase {
+        case .loading:
+            break
+        case .showing(let shown, let shownOrigin) where (origin == .stored || shownOrigin == .stored) && shown != image:
+            break
+        default:
+            return false
+        }
+        // Shown with the transition only if the shell has shown something else for this load.
+        let transition = renderedThisLoad ? transition.respectingReducedMotion(reducesMotion) : .none
+        setPhase(.showing(image, origin), transition: transition)
         enqueue(.imageSet(image, origin))
         return true
     }
@@ -183,6 +256,15 @@ struct ImageViewState {
         return true
     }
 
+    /// Returns whether the preview was taken (the display changed): only while the view shows
+    /// previews and the active load is loading, so a preview never follows the image, a failure
+    /// or a cancellation.
+    mutating func receivePreview(_ image: DecodedImage, for request: ObjectRequest) -> Bool {
+        guard showsPreviews, isCurrent(request), phase.isLoading else { return false }
+        preview = image
+        return refreshDisplay()
+    }
+
     /// Removes and returns the next callback of the current generation, dropping stale ones.
     mutating func nextEvent() -> ImageViewEvent? {
         while !outbox.isEmpty {
@@ -194,16 +276,21 @@ struct ImageViewState {
 
     // MARK: - Display
 
-    /// What a view in `phase` shows.
-    static func display(for phase: ImageViewPhase, placeholder: DecodedImage?, failureImage: DecodedImage?) -> ImageViewDisplay {
+    /// What a view in `phase` shows: while loading, the latest `preview` (if any) replaces the
+    /// placeholder; a shown image arrives with `transition`.
+    static func display(
+        for phase: ImageViewPhase, placeholder: DecodedImage?, failureImage: DecodedImage?, preview: DecodedImage? = nil,
+        transition: ImageTransition = .none
+    ) -> ImageViewDisplay {
         let resting: DisplayedContent = placeholder.map { .placeholder($0) } ?? .empty
         switch phase {
         case .idle, .scheduled, .cancelled:
             return ImageViewDisplay(content: resting)
         case .loading(let progress):
-            return ImageViewDisplay(content: resting, isActivityIndicatorVisible: true, progress: progress)
+            let content = preview.map { DisplayedContent.preview($0) } ?? resting
+            return ImageViewDisplay(content: content, isActivityIndicatorVisible: true, progress: progress)
         case .showing(let image, _):
-            return ImageViewDisplay(content: .image(image))
+            return ImageViewDisplay(content: .image(image), transition: transition)
         case .failed:
             return ImageViewDisplay(content: .failure(failureImage))
         }
@@ -215,6 +302,7 @@ struct ImageViewState {
     private func isCurrent(_ request: ObjectRequest) -> Bool {
         guard let active else { return false }
         return active.request == request && configuredRequest == request && active.explicitFormatName == format?.name
+            && active.processorsIdentifier == processorsIdentifier
     }
 
     /// Drops the active load (returning the manager to detach from) and moves to `phase`.
@@ -222,19 +310,25 @@ struct ImageViewState {
         cancelScheduled()
         let commands = ManagerCommands(unmanage: active?.manager, manage: nil)
         active = nil
+        preview = nil
         generation &+= 1
+        renderedThisLoad = false
         setPhase(phase)
         return commands
     }
 
-    private mutating func setPhase(_ newPhase: ImageViewPhase) {
+    /// Moves to `newPhase`; an image phase is shown with `transition`, every other with none.
+    private mutating func setPhase(_ newPhase: ImageViewPhase, transition: ImageTransition = .none) {
         phase = newPhase
+        arrivalTransition = transition
+        if !newPhase.isLoading { preview = nil }  // the image replaces it; a failure removes it
         refreshDisplay()
     }
 
     @discardableResult
     private mutating func refreshDisplay() -> Bool {
-        let newDisplay = Self.display(for: phase, placeholder: placeholder, failureImage: failureImage)
+        let newDisplay = Self.display(
+            for: phase, placeholder: placeholder, failureImage: failureImage, preview: preview, transition: arrivalTransition)
         guard newDisplay != display else { return false }
         display = newDisplay
         displayVersion &+= 1

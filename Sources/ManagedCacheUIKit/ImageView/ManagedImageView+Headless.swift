@@ -11,14 +11,15 @@ import ManagedCacheLocking
 ///
 /// ```swift
 /// let cell = ManagedImageView(manager: manager)
-/// cell.placeholder = grey
+/// cell.placeholder = DecodedImage(info: ImageInfo(format: .png, pixelWidth: 44, pixelHeight: 44), encodedData: nil)
 /// cell.displayHook = { display in print(display.content) }
-/// cell.load(url: avatarURL)        // placeholder + spinner, then the image; a memory hit shows at once
-/// cell.clear()                     // before reuse: the old image is never shown again
+/// cell.load(url: avatarURL)  // placeholder + spinner, then the image; a memory hit shows at once
+/// cell.clear()  // before reuse: the old image is never shown again
 /// ```
 ///
 /// Guarantees (each tested):
-/// - the placeholder (or nothing) and the spinner while loading, then the image;
+/// - the placeholder (or nothing) and the spinner while loading, then the image; a progressive
+///   JPEG's previews in between (`showsPreviews`), never left behind by a failure;
 /// - a memory hit is displayed inside the call that loads it, with no placeholder first;
 /// - after `load`, `clear()` or `manage()` for another URL, nothing of the previous URL is ever
 ///   displayed or reported, even if its load completes later;
@@ -53,7 +54,12 @@ public final class ManagedImageView: ManagedObjectUser {
     /// needs a running main queue (`dispatchMain()` or an `async` main).
     public let callbackDelivery: CallbackDelivery
 
-    /// Creates a view managed by `manager` (default `ObjectManager.defaultImageManager`).
+    /// Creates a view.
+    ///
+    /// - Parameters:
+    ///   - manager: The manager that loads and caches its images. Default
+    ///     ``ManagedCache/ObjectManager/defaultImageManager``.
+    ///   - delivery: Where the manager's callbacks arrive. Default ``/ManagedCache/CallbackDelivery/immediate``.
     public init(manager: ObjectManager = .defaultImageManager, delivery: CallbackDelivery = .immediate) {
         model = ImageViewModel(manager: manager, drainsOnMainThread: false, scheduleQueue: Self.delayQueue)
         callbackDelivery = delivery
@@ -90,6 +96,29 @@ public final class ManagedImageView: ManagedObjectUser {
         set { model.manager = newValue }
     }
 
+    /// Processors run on the image after the format's, in order (issue 18.5): part of the
+    /// variant's key, run once per key and variant, off the main thread. Default none. Takes
+    /// effect at the next `manage()`.
+    public var processors: [any ImageProcessor] {
+        get { model.processors }
+        set { model.processors = newValue }
+    }
+
+    /// How an image that arrives after the view showed something else for its load is shown
+    /// (issue 18.2), as `ImageViewDisplay.transition`: default `.fade`, `.none` to set images at
+    /// once. A memory hit is always set at once. Applies to images that arrive from now on.
+    public var transition: ImageTransition {
+        get { model.transition }
+        set { model.transition = newValue }
+    }
+
+    /// Whether the user asked for reduced motion: no transition then. Default `false` (the UIKit
+    /// view follows the system's Reduce Motion setting instead).
+    public var reducesMotion: Bool {
+        get { model.reducesMotion }
+        set { model.reducesMotion = newValue }
+    }
+
     /// Shown while there is no image (loading, cleared, cancelled). Default `nil`: nothing.
     public var placeholder: DecodedImage? {
         get { model.placeholder }
@@ -102,9 +131,21 @@ public final class ManagedImageView: ManagedObjectUser {
         set { model.failureImage = newValue }
     }
 
+    /// Whether a progressive JPEG shows previews while it downloads (`.preview` content, each time
+    /// a new scan is complete, at most every `ObjectManager.Configuration.previewInterval`) until
+    /// the image replaces them. Default `true`. Takes effect at the next `manage()`.
+    public var showsPreviews: Bool {
+        get { model.showsPreviews }
+        set { model.showsPreviews = newValue }
+    }
+
     // MARK: - Loading
 
-    /// Sets `url` and `oid` and loads them: the usual call in a cell's configuration.
+    /// Sets ``url`` and ``oid`` and loads them: the usual call in a cell's configuration.
+    ///
+    /// - Parameters:
+    ///   - url: The image's URL; `nil` clears the view.
+    ///   - oid: The key to use instead of the URL. Default `nil`.
     public func load(url: URL?, oid: String? = nil) {
         model.url = url
         model.oid = oid
@@ -119,6 +160,26 @@ public final class ManagedImageView: ManagedObjectUser {
         model.manage(fallbackFormat: nil)
     }
 
+    /// Shows `image`, which the app already has (an edited photo, a picture it drew), and stores it
+    /// under `oid`, so that a later load of the oid (by this view or any other user) is a memory
+    /// hit (issue 18.1; Haneke's `hnk_setImage:withKey:`). Shown at once, with no transition;
+    /// `onImageSet` is called with origin `.stored`.
+    ///
+    /// The image is stored as the oid's original and, when the view has a `format` or
+    /// `processors`, as the variant they make of it, which is made in the background and then
+    /// replaces the image on the view. Users of the oid that wait for it or show its previous image
+    /// receive it.
+    ///
+    /// - Parameters:
+    ///   - image: The image to show and store.
+    ///   - oid: The key it is stored under (`ObjectRequest.oid`).
+    ///   - url: Where the image can be loaded from again, if anywhere (default `nil`: the view,
+    ///     managed again once the memory cache has let the image go, finds it only in the caches).
+    ///   - toFileCache: Whether the file cache keeps it too (default `false`).
+    public func setImage(_ image: DecodedImage, oid: String, url: URL? = nil, toFileCache: Bool = false) {
+        model.setImage(image, oid: oid, url: url, toFileCache: toFileCache, fallbackFormat: nil)
+    }
+
     /// Detaches from the manager, forgets `url` and `oid` and shows the placeholder (or
     /// nothing): call it before reusing the view. Nothing of the previous URL is shown again.
     public func clear() {
@@ -128,6 +189,10 @@ public final class ManagedImageView: ManagedObjectUser {
     /// Loads `url` after `delay` seconds (UIImageView+Cached's `loadFromURL:afterDelay:`, to let
     /// text and layout come first) unless `clear()`, `load`, `manage()` or another URL comes
     /// first. The placeholder shows meanwhile; an image already in memory shows at once.
+    ///
+    /// - Parameters:
+    ///   - url: The image's URL.
+    ///   - delay: Seconds to wait before loading.
     public func loadFromURL(_ url: URL, afterDelay delay: Double) {
         model.load(url, afterDelay: delay, fallbackFormat: nil)
     }
@@ -185,6 +250,12 @@ public final class ManagedImageView: ManagedObjectUser {
         set { handlers.withLock { $0.onProgress = newValue } }
     }
 
+    /// Whether a UIKit view in this state would listen for taps: only while `onTap` or a delegate
+    /// is set (so an image inside a table cell does not swallow row selection).
+    public var listensForTaps: Bool {
+        handlers.withLock { TapRecognition.isNeeded(hasTapHandler: $0.onTap != nil, hasDelegate: $0.delegate != nil) }
+    }
+
     /// Called by `tap()`.
     public var onTap: (@Sendable () -> Void)? {
         get { handlers.withLock { $0.onTap } }
@@ -206,18 +277,43 @@ public final class ManagedImageView: ManagedObjectUser {
     public var objectDecoder: ImageDecoder { model.objectDecoder }
 
     /// Called by the manager; results for anything but the current request are ignored.
+    ///
+    /// - Parameters:
+    ///   - object: The decoded image.
+    ///   - origin: Where it came from.
+    ///   - request: The request it answers.
     public func managedObjectReady(_ object: DecodedImage, origin: DataOrigin, request: ObjectRequest) {
         model.receiveImage(object, origin: origin, request: request)
     }
 
     /// Called by the manager; results for anything but the current request are ignored.
+    ///
+    /// - Parameters:
+    ///   - error: Why the request failed or was cancelled.
+    ///   - request: The request it answers.
     public func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
         model.receiveFailure(error, request: request)
     }
 
     /// Called by the manager; progress of anything but the current request is ignored.
+    ///
+    /// - Parameters:
+    ///   - progress: The bytes received so far.
+    ///   - request: The request they belong to.
     public func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
         model.receiveProgress(progress, request: request)
+    }
+
+    /// `showsPreviews`; read by the manager.
+    public var wantsPreviews: Bool { model.showsPreviews }
+
+    /// Called by the manager; shown while the current request is still loading, else ignored.
+    ///
+    /// - Parameters:
+    ///   - preview: A preview of the image, from the bytes that have arrived.
+    ///   - request: The request it belongs to.
+    public func managedObjectPreview(_ preview: DecodedImage, request: ObjectRequest) {
+        model.receivePreview(preview, request: request)
     }
 
     // MARK: - Private

@@ -6,9 +6,19 @@ import UIKit
 /// `HJManagedImageV`. Usable from code (`init(frame:)`) and Interface Builder (`init(coder:)`).
 ///
 /// ```swift
-/// cell.photoView.placeholder = DecodedImage(uiImage: UIImage(named: "grey")!)
-/// cell.photoView.load(url: post.photoURL)      // in cellForRowAt / cell registration
-/// override func prepareForReuse() { super.prepareForReuse(); photoView.clear() }
+/// final class PhotoCell: UITableViewCell {
+///     let photoView = ManagedImageView()
+///
+///     func configure(photoURL: URL) {  // from cellForRowAt or a cell registration
+///         photoView.placeholder = UIImage(named: "grey").flatMap(DecodedImage.init(uiImage:))
+///         photoView.load(url: photoURL)
+///     }
+///
+///     override func prepareForReuse() {
+///         super.prepareForReuse()
+///         photoView.clear()  // the old image is never shown again
+///     }
+/// }
 /// ```
 ///
 /// This class is a thin shell: every decision (what to show, when, which result is stale,
@@ -19,6 +29,11 @@ import UIKit
 /// Without a `format`, images are decoded downsampled to the view's size in pixels and its
 /// `contentMode` (a per-size format, as Haneke's default format), once the view has a size.
 /// Callbacks and rendering happen on the main thread (`callbackDelivery` is `.mainQueue`).
+///
+/// An image that arrives after the view showed something else for its load cross-fades in
+/// (`transition`, issue 18.2); the core decides when, the shell only runs
+/// `UIView.transition(with:duration:options:animations:completion:)`, and not at all while
+/// Reduce Motion is on. A memory hit, a reused cell's first image from memory, is set at once.
 @MainActor
 public final class ManagedImageView: UIView, ManagedObjectUser {
     /// The view decodes with `ImageDecoder`.
@@ -36,25 +51,58 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
     public var onCancelled: ((ManagedCacheError.CancellationReason) -> Void)?
     /// Called when bytes of the current URL arrive.
     public var onProgress: ((LoadProgress) -> Void)?
-    /// Called when the view is tapped.
-    public var onTap: (() -> Void)?
+    /// Called when the view is tapped. The view listens for taps only while this or a delegate is
+    /// set, and lets touches through to the cell around it either way.
+    public var onTap: (() -> Void)? {
+        didSet { updateTapRecognizer() }
+    }
     /// Told everything the closures are told. Held weakly.
-    public weak var delegate: (any ManagedImageViewDelegate)?
+    public weak var delegate: (any ManagedImageViewDelegate)? {
+        didSet { updateTapRecognizer() }
+    }
+    private var tapRecognizer: UITapGestureRecognizer?
+    /// The view-size decision (issue 11.5).
+    private let sizing = LayoutSizing()
+    /// The pixel size the current load asked for; `nil` with an explicit format or nothing loaded.
+    private var requestedPixelSize: PixelSize?
+    /// `manage()` was called before the view had a size: the first layout loads.
+    private var waitsForLayout = false
+    /// An image the app set before the view had a size: the first layout stores its variant for
+    /// the view's size (issue 18.1).
+    private var pendingStoredImage: StoredImage?
 
-    /// Creates a view managed by `ObjectManager.defaultImageManager`.
+    /// What `setImage(_:oid:url:toFileCache:)` was given.
+    private struct StoredImage {
+        let image: DecodedImage
+        let oid: String
+        let url: URL?
+        let toFileCache: Bool
+    }
+    /// Plays animated images (issue 18.3).
+    private lazy var animator = ImageViewAnimator(imageView: imageView)
+
+    /// Creates a view managed by ``ManagedCache/ObjectManager/defaultImageManager``.
+    ///
+    /// - Parameter frame: The view's frame.
     public override init(frame: CGRect) {
         model = ImageViewModel(manager: .defaultImageManager, drainsOnMainThread: true, scheduleQueue: .main)
         super.init(frame: frame)
         setUp()
     }
 
-    /// Creates a view managed by `manager`.
+    /// Creates a view managed by a manager of the app's choosing.
+    ///
+    /// - Parameters:
+    ///   - frame: The view's frame. Default `.zero` (Auto Layout sizes it).
+    ///   - manager: The manager that loads and caches its images.
     public convenience init(frame: CGRect = .zero, manager: ObjectManager) {
         self.init(frame: frame)
         self.manager = manager
     }
 
-    /// Creates a view from a storyboard or nib, managed by `ObjectManager.defaultImageManager`.
+    /// Creates a view from a storyboard or nib, managed by ``ManagedCache/ObjectManager/defaultImageManager``.
+    ///
+    /// - Parameter coder: The unarchiver.
     public required init?(coder: NSCoder) {
         model = ImageViewModel(manager: .defaultImageManager, drainsOnMainThread: true, scheduleQueue: .main)
         super.init(coder: coder)
@@ -62,6 +110,10 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
     }
 
     private func setUp() {
+        // One accessibility element with the image trait; the app sets `accessibilityLabel`
+        // (what the picture shows), the view keeps `accessibilityValue` (loading, failed).
+        isAccessibilityElement = true
+        accessibilityTraits = .image
         imageView.frame = bounds
         imageView.autoresizingMask = [.flexibleWidth, .flexibleHeight]
         imageView.contentMode = contentMode
@@ -71,7 +123,6 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
         activityIndicator.center = CGPoint(x: bounds.midX, y: bounds.midY)
         activityIndicator.autoresizingMask = [.flexibleLeftMargin, .flexibleRightMargin, .flexibleTopMargin, .flexibleBottomMargin]
         addSubview(activityIndicator)
-        addGestureRecognizer(UITapGestureRecognizer(target: self, action: #selector(handleTap)))
         // The core drains on the main thread only (`drainsOnMainThread`), so this is main-isolated.
         model.bind(host: self) { [weak self] event in
             MainActor.assumeIsolated { self?.handle(event) }
@@ -109,6 +160,22 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
         set { model.manager = newValue }
     }
 
+    /// Processors run on the image after the format's (or the view-size fitting), in order
+    /// (issue 18.5): part of the variant's key, run once per key and variant, off the main thread.
+    /// Default none. Takes effect at the next `manage()`.
+    public var processors: [any ImageProcessor] {
+        get { model.processors }
+        set { model.processors = newValue }
+    }
+
+    /// How an image that arrives after the view showed something else for its load is shown
+    /// (issue 18.2): default `.fade` (0.25 s cross-dissolve), `.none` to set images at once. A
+    /// memory hit is always set at once; Reduce Motion turns the animation off.
+    public var transition: ImageTransition {
+        get { model.transition }
+        set { model.transition = newValue }
+    }
+
     /// Shown while there is no image (loading, cleared, cancelled). Default `nil`: nothing.
     public var placeholder: DecodedImage? {
         get { model.placeholder }
@@ -121,33 +188,130 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
         set { model.failureImage = newValue }
     }
 
+    /// Whether a progressive JPEG shows previews while it downloads (decoded incrementally by
+    /// ImageIO at the view's size, each time a new scan is complete, at most every
+    /// `ObjectManager.Configuration.previewInterval`) until the image replaces them. Default `true`.
+    /// Takes effect at the next `manage()`.
+    public var showsPreviews: Bool {
+        get { model.showsPreviews }
+        set { model.showsPreviews = newValue }
+    }
+
     // MARK: - Loading
 
-    /// Sets `url` and `oid` and loads them.
+    /// Sets ``url`` and ``oid`` and loads them: the usual call in a cell's configuration.
+    ///
+    /// - Parameters:
+    ///   - url: The image's URL; `nil` clears the view.
+    ///   - oid: The key to use instead of the URL. Default `nil`.
     public func load(url: URL?, oid: String? = nil) {
         model.url = url
         model.oid = oid
         manage()
     }
 
-    /// Loads the current `url`. A memory hit is displayed before this returns, with no placeholder first.
+    /// Loads the current `url`. A memory hit is displayed before this returns, with no placeholder
+    /// first. Without a `format`, the image is decoded at the view's laid-out pixel size: a view
+    /// that has no size yet (or no screen scale) waits for its first layout instead of decoding
+    /// at full size (issue 11.5, `LayoutSizing`).
     public func manage() {
-        model.manage(fallbackFormat: viewFormat())
+        pendingStoredImage = nil
+        guard format == nil else {
+            requestedPixelSize = nil
+            waitsForLayout = false
+            model.manage(fallbackFormat: nil)
+            return
+        }
+        guard let size = laidOutPixelSize() else {
+            waitsForLayout = true
+            return
+        }
+        waitsForLayout = false
+        requestedPixelSize = size
+        model.manage(fallbackFormat: sizing.format(for: size, scaleMode: scaleMode))
+    }
+
+    /// Loads the waiting URL once the view has a size, and the right variant when the size
+    /// changes enough (larger, or a quarter smaller).
+    public override func layoutSubviews() {
+        super.layoutSubviews()
+        manageIfLayoutMatters()
+    }
+
+    /// A view added to a window learns its screen's scale, and plays its animation; out of a
+    /// window the animation stops.
+    public override func didMoveToWindow() {
+        super.didMoveToWindow()
+        animator.viewMovedToWindow(window != nil)
+        manageIfLayoutMatters()
+    }
+
+    /// Whether this view plays animated GIF, APNG and WebP images. Default `true`. They play only
+    /// while the view is in a window, `ImageAnimation.isEnabled` is on and the system's Reduce
+    /// Motion is off; otherwise the first frame shows. Frames come from the image's shared frame
+    /// buffer (decoded off the main thread), each view with its own playhead.
+    public var animatesImages: Bool {
+        get { animator.animatesImages }
+        set { animator.animatesImages = newValue }
     }
 
     /// Detaches from the manager, forgets `url` and `oid` and shows the placeholder (or nothing):
     /// call it in `prepareForReuse`. Nothing of the previous URL is shown again.
     public func clear() {
+        pendingStoredImage = nil
+        waitsForLayout = false
+        requestedPixelSize = nil
         model.clear()
     }
 
-    /// Loads `url` after `delay` seconds unless the view is cleared, loaded or given another URL first.
+    /// Shows `image`, which the app already has, and stores it under `oid` (Haneke's
+    /// `hnk_setImage:withKey:`, issue 18.1): shown at once with no transition, stored as the
+    /// oid's original and, for the view's variant (its `format` and `processors`, or its size),
+    /// made in the background; a later load of the oid by this view or any other is a memory hit.
+    /// A view without a size yet stores its size's variant at its first layout.
+    ///
+    /// - Parameters:
+    ///   - image: The image to show and store.
+    ///   - oid: The key it is stored under.
+    ///   - url: Where it can be loaded from again, if anywhere (default `nil`: found in the caches only).
+    ///   - toFileCache: Whether the file cache keeps it too (default `false`).
+    public func setImage(_ image: DecodedImage, oid: String, url: URL? = nil, toFileCache: Bool = false) {
+        let stored = StoredImage(image: image, oid: oid, url: url, toFileCache: toFileCache)
+        waitsForLayout = false
+        pendingStoredImage = nil
+        requestedPixelSize = nil
+        var fallbackFormat: ImageCacheFormat?
+        if format == nil {
+            if let size = laidOutPixelSize() {
+                requestedPixelSize = size
+                fallbackFormat = sizing.format(for: size, scaleMode: scaleMode)
+            } else {
+                pendingStoredImage = stored  // shown as it is now, its view-size variant at the first layout
+            }
+        }
+        model.setImage(image, oid: oid, url: url, toFileCache: toFileCache, fallbackFormat: fallbackFormat)
+    }
+
+    /// Loads a URL after a delay (UIImageView+Cached's `loadFromURL:afterDelay:`, to let text and
+    /// layout come first) unless the view is cleared, loaded or given another URL first.
+    ///
+    /// - Parameters:
+    ///   - url: The image's URL.
+    ///   - delay: Seconds to wait before loading.
     public func loadFromURL(_ url: URL, afterDelay delay: TimeInterval) {
+        pendingStoredImage = nil
         model.load(url, afterDelay: delay, fallbackFormat: viewFormat())
     }
 
     /// What the view shows now.
     public var displayed: DisplayedContent { model.rendered.content }
+
+    /// Everything the view shows now: the picture, the activity indicator, the progress (the same
+    /// as the headless view's `display`).
+    public var display: ImageViewDisplay { model.rendered }
+
+    /// How much of the current download has arrived, while loading.
+    public var progress: LoadProgress? { model.rendered.progress }
 
     // MARK: - ManagedObjectUser (called by the manager, on any thread)
 
@@ -159,18 +323,43 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
     nonisolated public var callbackDelivery: CallbackDelivery { .mainQueue }
 
     /// Hands the image to the core; stale results are ignored there.
+    ///
+    /// - Parameters:
+    ///   - object: The decoded image.
+    ///   - origin: Where it came from.
+    ///   - request: The request it answers.
     nonisolated public func managedObjectReady(_ object: DecodedImage, origin: DataOrigin, request: ObjectRequest) {
         model.receiveImage(object, origin: origin, request: request)
     }
 
     /// Hands the failure to the core; stale results are ignored there.
+    ///
+    /// - Parameters:
+    ///   - error: Why the request failed or was cancelled.
+    ///   - request: The request it answers.
     nonisolated public func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
         model.receiveFailure(error, request: request)
     }
 
     /// Hands the progress to the core; stale progress is ignored there.
+    ///
+    /// - Parameters:
+    ///   - progress: The bytes received so far.
+    ///   - request: The request they belong to.
     nonisolated public func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
         model.receiveProgress(progress, request: request)
+    }
+
+    /// `showsPreviews`.
+    nonisolated public var wantsPreviews: Bool { model.showsPreviews }
+
+    /// Hands the preview to the core, which shows it only while the current request is loading.
+    ///
+    /// - Parameters:
+    ///   - preview: A preview of the image, from the bytes that have arrived.
+    ///   - request: The request it belongs to.
+    nonisolated public func managedObjectPreview(_ preview: DecodedImage, request: ObjectRequest) {
+        model.receivePreview(preview, request: request)
     }
 
     // MARK: - Rendering
@@ -178,7 +367,23 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
     private func handle(_ event: ImageViewEvent) {
         switch event {
         case .display(let display):
-            imageView.image = display.content.visibleImage?.uiImage(scale: displayScale)
+            let visible = display.content.visibleImage
+            // An animation already playing keeps the frame it shows.
+            if !animator.isPlaying(visible) {
+                let image = visible?.uiImage(scale: displayScale)
+                // A fade still running (a reused cell) must not show the previous image over this one.
+                imageView.layer.removeAllAnimations()
+                let transition = display.transition.respectingReducedMotion(UIAccessibility.isReduceMotionEnabled)
+                if transition == .none {
+                    imageView.image = image
+                } else {
+                    UIView.transition(
+                        with: imageView, duration: transition.duration, options: [.transitionCrossDissolve, .allowUserInteraction],
+                        animations: { [imageView] in imageView.image = image }, completion: nil)
+                }
+            }
+            animator.show(visible, scale: displayScale, inWindow: window != nil)
+            accessibilityValue = display.accessibilityValue
             if display.isActivityIndicatorVisible {
                 activityIndicator.startAnimating()
             } else {
@@ -199,27 +404,61 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
         }
     }
 
+    /// Installs the tap recognizer while something wants taps, and removes it when nothing does.
+    private func updateTapRecognizer() {
+        let needed = TapRecognition.isNeeded(hasTapHandler: onTap != nil, hasDelegate: delegate != nil)
+        if needed, tapRecognizer == nil {
+            let recognizer = UITapGestureRecognizer(target: self, action: #selector(handleTap))
+            recognizer.cancelsTouchesInView = false  // the cell around the view still gets the touch
+            addGestureRecognizer(recognizer)
+            tapRecognizer = recognizer
+        } else if !needed, let recognizer = tapRecognizer {
+            removeGestureRecognizer(recognizer)
+            tapRecognizer = nil
+        }
+    }
+
     @objc private func handleTap() {
         onTap?()
         delegate?.managedImageViewWasTapped(self)
     }
 
-    /// Pixels per point (1 until the view knows its screen).
-    private var displayScale: CGFloat { max(1, traitCollection.displayScale) }
+    /// Pixels per point for the displayed `UIImage` (1 until the view knows its screen).
+    private var displayScale: CGFloat { max(1, window?.screen.scale ?? traitCollection.displayScale) }
 
-    /// The view's size in pixels and content mode as a format, once it has a size.
+    /// The view's size in pixels, once it is laid out and knows its scale (its window's screen,
+    /// else its traits; 0 means unknown).
+    private func laidOutPixelSize() -> PixelSize? {
+        let scale = window?.screen.scale ?? traitCollection.displayScale
+        return sizing.pixelSize(width: Double(bounds.width), height: Double(bounds.height), scale: Double(scale))
+    }
+
+    /// The view format for the current layout, or `nil` before layout.
     private func viewFormat() -> ImageCacheFormat? {
-        let scale = displayScale
-        let size = PixelSize(width: Int((bounds.width * scale).rounded(.up)),
-                             height: Int((bounds.height * scale).rounded(.up)))
-        guard !size.isEmpty else { return nil }
-        let mode: ImageScaleMode
+        laidOutPixelSize().map { sizing.format(for: $0, scaleMode: scaleMode) }
+    }
+
+    private var scaleMode: ImageScaleMode {
         switch contentMode {
-        case .scaleToFill: mode = .fill
-        case .scaleAspectFill: mode = .aspectFill
-        default: mode = .aspectFit
+        case .scaleToFill: return .fill
+        case .scaleAspectFill: return .aspectFill
+        default: return .aspectFit
         }
-        return ImageCacheFormat.viewFormat(pixelSize: size, scaleMode: mode)
+    }
+
+    private func manageIfLayoutMatters() {
+        if let pending = pendingStoredImage, let size = laidOutPixelSize() {
+            // The image the app set before layout: stored again for the view's size (the image on
+            // screen stays until that variant is made).
+            pendingStoredImage = nil
+            requestedPixelSize = size
+            model.setImage(
+                pending.image, oid: pending.oid, url: pending.url, toFileCache: pending.toFileCache,
+                fallbackFormat: sizing.format(for: size, scaleMode: scaleMode), announces: false)
+            return
+        }
+        guard url != nil, format == nil, let size = laidOutPixelSize() else { return }
+        if waitsForLayout || sizing.needsNewVariant(current: requestedPixelSize, new: size) { manage() }
     }
 }
 #endif

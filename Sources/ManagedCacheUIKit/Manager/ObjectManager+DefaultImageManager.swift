@@ -1,23 +1,41 @@
+import Foundation
 import ManagedCache
 import ManagedCacheLocking
 
 extension ObjectManager {
-    private static let defaultImageManagerStorage = Lock<ObjectManager>(.shared)
+    /// `nil` until the default is first asked for (or set): creating it opens its file cache,
+    /// which no app that brings its own manager should pay for.
+    private static let defaultImageManagerStorage = Lock<ObjectManager?>(nil)
 
-    /// The manager `ManagedImageView`s use when none is passed to them: `ObjectManager.shared`
-    /// until an app replaces it, once, at start-up, before creating views:
+    /// The manager `ManagedImageView`, `ManagedImage` and `ManagedImageModel` use when none is
+    /// passed to them: an image-tuned manager (``ObjectManager/Configuration/images(memoryCacheCostLimit:fileCache:)``)
+    /// whose downloads are kept between runs in a `BigFileCache` in the user's caches directory
+    /// (``ObjectManager/Configuration/defaultImageCacheDirectory``, at most 256 MiB, entries
+    /// older than 7 days dropped). Made on first use; if its directory cannot be opened, it works
+    /// without a file cache.
+    ///
+    /// An app replaces it once, at start-up, before creating views:
     ///
     /// ```swift
-    /// ObjectManager.defaultImageManager = ObjectManager(configuration: .images(fileCache: myFileCache))
+    /// let directory = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask)[0].appendingPathComponent("Avatars")
+    /// ObjectManager.defaultImageManager = ObjectManager(configuration: .images(fileCache: try FileCache(directory: directory)))
     /// ```
     ///
     /// Views keep the manager they were created with; replacing the default later affects new views only.
     public static var defaultImageManager: ObjectManager {
-        get { defaultImageManagerStorage.withLock { $0 } }
+        get {
+            defaultImageManagerStorage.withLock { stored in
+                if let stored { return stored }
+                let made = ObjectManager(configuration: .defaultImages())
+                stored = made
+                return made
+            }
+        }
         set { defaultImageManagerStorage.withLock { $0 = newValue } }
     }
 }
 
+/// Configurations tuned for images.
 extension ObjectManager.Configuration {
     /// A configuration for a manager of images.
     ///
@@ -26,7 +44,13 @@ extension ObjectManager.Configuration {
     ///   so the byte limit is the one that matters (HJCache's 20 objects would hold one screen of
     ///   a feed, at most).
     /// - The loading buffer keeps HJCache's 12: at least one screen of cells.
-    /// - `fileCache`, when given, keeps downloads between runs.
+    /// - `fileCache`, when given, keeps downloads between runs (default none; see
+    ///   ``defaultImages(directory:)`` for one with a file cache).
+    ///
+    /// - Parameters:
+    ///   - memoryCacheCostLimit: The memory cache's limit in bytes of decoded bitmaps. Default 96 MiB.
+    ///   - fileCache: Where downloads are kept between runs. Default `nil`: none.
+    /// - Returns: The configuration; change any field before making the manager.
     public static func images(
         memoryCacheCostLimit: Int = 96 << 20, fileCache: (any FileCaching)? = nil
     ) -> ObjectManager.Configuration {
@@ -36,5 +60,27 @@ extension ObjectManager.Configuration {
         configuration.loadingBufferSize = 12
         configuration.fileCache = fileCache
         return configuration
+    }
+
+    /// Where ``ObjectManager/defaultImageManager`` keeps its files: `ManagedCache/Images` in the
+    /// user's caches directory (`Library/Caches` in an app's container on Apple platforms,
+    /// `$XDG_CACHE_HOME` or `~/.cache` on Linux). The system may empty it when space runs low;
+    /// the cache then starts over.
+    public static var defaultImageCacheDirectory: URL {
+        let caches =
+            FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        return caches.appendingPathComponent("ManagedCache", isDirectory: true).appendingPathComponent("Images", isDirectory: true)
+    }
+
+    /// The configuration of ``ObjectManager/defaultImageManager``: ``images(memoryCacheCostLimit:fileCache:)``
+    /// with a `BigFileCache` in `directory` holding at most 256 MiB, dropping entries older than
+    /// 7 days (the peers' usual disk defaults). Without a file cache if `directory` cannot be opened.
+    ///
+    /// - Parameter directory: Where the files go (default ``defaultImageCacheDirectory``).
+    /// - Returns: The configuration; its `fileCache` is `nil` when the directory cannot be opened.
+    public static func defaultImages(directory: URL = defaultImageCacheDirectory) -> ObjectManager.Configuration {
+        let limits = BigFileCache.Configuration(byteLimit: 256 << 20, maximumAge: 7 * 24 * 3_600)
+        return images(fileCache: try? BigFileCache(directory: directory, configuration: limits))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -13,25 +14,25 @@ struct HTTPClient: Sendable {
 
         /// The status code, or nil when the request failed.
         var status: Int? {
-            if case let .response(status, _, _) = self { return status }
+            if case .response(let status, _, _) = self { return status }
             return nil
         }
 
         /// The body, or nil when the request failed.
         var body: Data? {
-            if case let .response(_, body, _) = self { return body }
+            if case .response(_, let body, _) = self { return body }
             return nil
         }
 
         /// The error code, or nil when a response arrived.
         var errorCode: URLError.Code? {
-            if case let .failure(error) = self { return error.code }
+            if case .failure(let error) = self { return error.code }
             return nil
         }
 
         /// A response header field, or nil.
         func header(_ name: String) -> String? {
-            if case let .response(_, _, response) = self { return response.value(forHTTPHeaderField: name) }
+            if case .response(_, _, let response) = self { return response.value(forHTTPHeaderField: name) }
             return nil
         }
     }

@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// A plain TCP connection to the server, for what URLSession cannot show: whether the server
 /// closed a connection, and the raw bytes it sent.

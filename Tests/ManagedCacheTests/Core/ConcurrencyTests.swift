@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ConcurrencyTests {
     @Test func concurrentManageFromTasksAndThreadsLosesNoCallback() async {

@@ -1,12 +1,50 @@
 import Foundation
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 /// A user managed once for a request hears exactly one final callback (ready or failed) for it:
 /// once told a load failed or was cancelled, it hears nothing more of that key until it is
 /// managed again, whatever other users do with the key.
 @Suite struct FinalCallbackTests {
+    /// Found by the soak: `manage` looks the memory cache up before it takes the manager's lock,
+    /// so the handler may be loading the key again by the time the hit is attached (here: a user
+    /// whose freshness policy finds the object stale restarted the load). The hit answers its
+    /// user; that user must not also hear the restarted load's cancellation.
+    @Test func aMemoryHitOnAKeyWhoseLoadRestartedIsTheOnlyAnswer() async {
+        let loader = ScriptedDataLoader()
+        loader.script("a", .body(Data("v1".utf8)))
+        let manager = makeScriptedManager(loader: loader, bufferSize: 1) { $0.policy.freshness = .fixed(seconds: 0) }
+        let first = RecordingUser(request("a"), decoder: BlobDecoder())
+        manager.manage(first)
+        #expect(await waitUntil { first.finalCallbackCount == 1 })
+        manager.unmanage(first)
+
+        // Stale under the manager's policy: this user restarts the load, held open.
+        loader.script("a", .held(firstChunk: Data("v".utf8), rest: Data("2".utf8)))
+        let restarting = RecordingUser(request("a"), decoder: BlobDecoder())
+        manager.manage(restarting)
+        #expect(await waitUntil { loader.activeCount("a") == 1 })
+        // Never stale for this one: a memory hit while the key's load is under way.
+        var lenient = request("a")
+        lenient.policy.freshness = .neverRevalidate
+        let hit = RecordingUser(lenient, decoder: BlobDecoder())
+        manager.manage(hit)
+        #expect(hit.origins == [.memory])
+
+        // Another load pushes the restarted one out of the one-slot buffer.
+        loader.script("b", .held(firstChunk: Data("b".utf8), rest: Data()))
+        let other = RecordingUser(request("b"), decoder: BlobDecoder())
+        manager.manage(other)
+        #expect(await waitUntil { restarting.finalCallbackCount == 1 })
+        #expect(restarting.errors == [.cancelled(.loadingBufferOverflow)])
+        #expect(await waitUntil { loader.activeCount("a") == 0 })
+        #expect(hit.finalCallbackCount == 1)
+        #expect(hit.errors.isEmpty)
+        loader.release("b")
+        #expect(await waitUntil { other.finalCallbackCount == 1 })
+    }
+
     @Test func aUserCancelledByTheBufferHearsNothingMoreWhenAnotherUserRestartsTheLoad() async {
         let loader = ScriptedDataLoader()
         loader.script("a", .held(firstChunk: Data("a".utf8), rest: Data("!".utf8)))

@@ -12,6 +12,14 @@ func makeScriptedManager(
     configuration.loadingBufferSize = bufferSize
     configuration.memoryCacheCountLimit = memoryCount
     configuration.policy.retry = .none
+    // Held scripts keep loads open until the test releases them: no idle timer may end them
+    // first on a starved machine (see makeNetworkManager).
+    configuration.policy.timeout = 300
+    // No backoff (see makeNetworkManager): the failure tests count requests.
+    configuration.policy.failureMemoryFirstInterval = configuration.policy.failureMemoryInterval
+    // No time budget on synchronous file-cache reads: tests that expect a hit inside `manage`
+    // must get it however busy the machine is; the budget's own tests set it.
+    configuration.synchronousFileReadTimeBudget = 3_600
     configure(&configuration)
     return ObjectManager(configuration: configuration)
 }

@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 /// Distinct requests have distinct keys, byte for byte, in memory as on disk.
 @Suite struct KeyTests {
@@ -29,7 +29,8 @@ import TestSupport
         loader.script("png", .body(Data("png".utf8)))
         loader.script("spelled", .body(Data("spelled".utf8)))
         let manager = makeScriptedManager(loader: loader)
-        let negotiated = ObjectRequest(url: ScriptedDataLoader.url("png"), oid: "pic", headers: ["Accept": "image/png"], keyHeaders: ["Accept"])
+        let negotiated = ObjectRequest(
+            url: ScriptedDataLoader.url("png"), oid: "pic", headers: ["Accept": "image/png"], keyHeaders: ["Accept"])
         let spelled = request("spelled", oid: "pic\u{1F}accept=image/png")
         #expect(negotiated.dataKey != spelled.dataKey)
         let first = RecordingUser(negotiated, decoder: BlobDecoder())
@@ -73,7 +74,8 @@ import TestSupport
         let url = URL(string: "https://example.com/a/b%20c.png?size=2&x=%C3%A9")!
         #expect(ObjectRequest(url: url).dataKey == url.absoluteString)
         #expect(ObjectRequest(url: url, oid: "user-42/avatar=large").dataKey == "user-42/avatar=large")
-        #expect(ObjectRequest(url: url, headers: ["Accept": "image/webp"], keyHeaders: ["Accept"]).dataKey
+        #expect(
+            ObjectRequest(url: url, headers: ["Accept": "image/webp"], keyHeaders: ["Accept"]).dataKey
                 == url.absoluteString + "\u{1F}accept=image/webp")
     }
 
@@ -100,8 +102,9 @@ import TestSupport
         request.url = URL(string: "https://example.com/b.png")!
         #expect(request.dataKey == "https://example.com/b.png\u{1F}accept=image/png")
         request.policy.cacheInMemory = false
-        let rebuilt = ObjectRequest(url: URL(string: "https://example.com/b.png")!, headers: ["Accept": "image/png"],
-                                    keyHeaders: ["Accept"], policy: PolicyOverrides(cacheInMemory: false))
+        let rebuilt = ObjectRequest(
+            url: URL(string: "https://example.com/b.png")!, headers: ["Accept": "image/png"],
+            keyHeaders: ["Accept"], policy: PolicyOverrides(cacheInMemory: false))
         #expect(request == rebuilt)
         #expect(request.hashValue == rebuilt.hashValue)
         #expect(request != copy)

@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct LoadingBufferTests {
     @Test func oldestLoadIsCancelledAndItsUsersToldWhenTheBufferOverflows() async {
@@ -134,19 +134,20 @@ import TestSupport
         #expect(uiUser.callbacksOnMainQueue == Array(repeating: true, count: uiUser.events.count))
     }
 
-    @Test func progressDecidedBeforeTheLoadEndedNeverFollowsTheFinalCallback() async {
+    /// Off the cooperative pool: it holds the main queue (see `MainQueueHold`).
+    @Test(.offCooperativePool) func progressDecidedBeforeTheLoadEndedNeverFollowsTheFinalCallback() async {
         let loader = ScriptedDataLoader()
         for path in ["ui", "next"] { loader.script(path, .held(firstChunk: Data(path.utf8), rest: Data())) }
         let manager = makeScriptedManager(loader: loader, bufferSize: 1)
         let uiUser = RecordingUser(request("ui"), decoder: BlobDecoder(), delivery: .mainQueue)
         // Hold the main queue so that the progress of the first chunk is still queued when the load ends.
-        let mainQueueHeld = DispatchSemaphore(value: 0)
-        DispatchQueue.main.async { mainQueueHeld.wait() }
+        let hold = MainQueueHold()
         manager.manage(uiUser)
         #expect(await waitUntil { manager.statistics.bytesDownloaded > 0 })
         let other = RecordingUser(request("next"), decoder: BlobDecoder())
         manager.manage(other)
-        mainQueueHeld.signal()
+        hold.release()
+        #expect(!hold.outlastedItsBound, "the main queue was not held until the load ended")
         #expect(await waitUntil { uiUser.errors == [.cancelled(.loadingBufferOverflow)] })
         // Whatever the order they were queued in, the stale progress is dropped.
         let drained = DispatchSemaphore(value: 0)

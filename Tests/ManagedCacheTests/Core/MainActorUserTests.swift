@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 // Stand-ins for UIKit's main-actor classes (UIKit is not on Linux): what matters is that they are
 // `@MainActor` classes with mutable state, as `UIViewController`, `UITableViewCell` and an
@@ -69,7 +69,11 @@ import TestSupport
 
 /// A view model (an `ObservableObject` on Apple platforms) publishing a loading state.
 @MainActor final class ProfileViewModel: MainActorObjectUser {
-    enum LoadState { case idle, loading, loaded(String), failed(ManagedCacheError) }
+    enum LoadState {
+        case idle, loading
+        case loaded(String)
+        case failed(ManagedCacheError)
+    }
     private(set) var loadState = LoadState.idle
     var objectRequest: ObjectRequest?
     let objectDecoder = BlobDecoder()
@@ -82,16 +86,6 @@ import TestSupport
 
     func managedObjectReady(_ object: Blob, origin: DataOrigin, request: ObjectRequest) { loadState = .loaded(object.text) }
     func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) { loadState = .failed(error) }
-}
-
-/// Waits on the main actor until `condition` holds (bounded); the main actor is free meanwhile.
-@MainActor func waitOnMainActor(_ condition: @MainActor () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(waitBound)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
 }
 
 /// Issue 12.1–12.2: main-actor users get what every user gets, on the main actor.
@@ -173,7 +167,8 @@ import TestSupport
         let loader = ScriptedDataLoader()
         for path in ["first", "second"] { loader.script(path, .held(firstChunk: Data(path.utf8), rest: Data())) }
         let manager = makeScriptedManager(loader: loader, bufferSize: 1)
-        let first = AvatarCell(), second = AvatarCell()
+        let first = AvatarCell()
+        let second = AvatarCell()
         first.objectRequest = request("first")
         second.objectRequest = request("second")
         manager.manage(first)

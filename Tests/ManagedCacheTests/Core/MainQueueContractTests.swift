@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 12.3: every callback promised on the main queue runs there, whichever thread called
 /// `manage`: a background thread, the main actor, or a task.
@@ -56,7 +56,8 @@ import TestSupport
     @Test(arguments: Caller.allCases)
     func mainActorClosuresOfAnObjectUserRunOnTheMainActor(from caller: Caller) async throws {
         let manager = try await makeManager()
-        let calls = Counter(), callsOnMain = Counter()
+        let calls = Counter()
+        let callsOnMain = Counter()
         let note: @MainActor @Sendable () -> Void = {
             calls.increment()
             if MainQueueMarker.isOnMainQueue { callsOnMain.increment() }

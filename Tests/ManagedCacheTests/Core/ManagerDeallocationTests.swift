@@ -1,8 +1,8 @@
 import Foundation
 import ManagedCache
-import Synchronization
-import Testing
+import ManagedCacheLocking
 import TestSupport
+import Testing
 
 /// Deallocating a manager cancels its loads and tells the users waiting for them, on the
 /// thread their `callbackDelivery` names, so nothing waits forever on a manager that is gone.
@@ -30,7 +30,7 @@ import TestSupport
     @Test func anEventStreamEndsWhenItsManagerIsDeallocated() async {
         let loader = ScriptedDataLoader()
         loader.script("a", .held(firstChunk: Data("a".utf8), rest: Data("!".utf8)))
-        let ended = Mutex<ManagedCacheError?>(nil)
+        let ended = Lock<ManagedCacheError?>(nil)
         let consumer: Task<Void, Never>
         do {
             let manager = makeScriptedManager(loader: loader)

@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ManagerMemoryTests {
     @Test func memoryCacheHoldsDecodedObjectsWithTheirByteCost() async {

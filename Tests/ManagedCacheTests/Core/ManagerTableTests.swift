@@ -1,7 +1,8 @@
 import Foundation
-@testable import ManagedCache
-import Testing
 import TestSupport
+import Testing
+
+@testable import ManagedCache
 
 /// The manager's own tables stay bounded by what is alive, however users come and go.
 @Suite struct ManagerTableTests {
@@ -17,7 +18,8 @@ import TestSupport
         // `unmanage`, as views are. One key means one handler: only the users' records could pile
         // up. The tables are swept in amortized time, so they may hold up to about twice the most
         // users alive at once, but no more however many rounds go by.
-        let perRound = 5_000, rounds = 10
+        let perRound = 5_000
+        let rounds = 10
         var largest = (attachments: 0, listed: 0)
         for _ in 0..<rounds {
             var users = (0..<perRound).map { _ in RecordingUser(request("shared"), decoder: BlobDecoder()) }

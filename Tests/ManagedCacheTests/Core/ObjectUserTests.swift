@@ -1,8 +1,8 @@
 import Foundation
 import ManagedCache
 import ManagedCacheLocking
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ObjectUserTests {
     @Test func trailingClosureReceivesTheObjectAndPhaseFollows() async {
@@ -15,7 +15,8 @@ import TestSupport
         }
         if case .idle = user.phase {} else { Issue.record("a new user is idle") }
         manager.manage(user)
-        #expect(await waitUntil { user.object != nil })
+        // The phase changes before the closure runs: wait for both.
+        #expect(await waitUntil { user.object != nil && !received.withLock { $0.isEmpty } })
         #expect(received.withLock { $0 } == ["A network"])
         if case .ready(_, .network) = user.phase {} else { Issue.record("expected ready, got \(user.phase)") }
     }

@@ -1,8 +1,8 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 /// What changes between a user's first request and the one it is managed with again: all three
 /// keep the key (the oid), so the user stays on the same handler.
@@ -44,9 +44,11 @@ struct RemanageCase: Sendable, CustomTestStringConvertible {
     static let all: [RemanageCase] = RequestChange.allCases.flatMap { change in
         [false, true].map { RemanageCase(change: change, firstLoadFinished: $0) }
     }
-    static let allWithMainQueue: [RemanageCase] = all + all.map {
-        RemanageCase(change: $0.change, firstLoadFinished: $0.firstLoadFinished, delivery: .mainQueue)
-    }
+    static let allWithMainQueue: [RemanageCase] =
+        all
+        + all.map {
+            RemanageCase(change: $0.change, firstLoadFinished: $0.firstLoadFinished, delivery: .mainQueue)
+        }
 }
 
 /// Issue 15.1: a user managed again with a new request of the same key, while the first load runs
@@ -173,7 +175,8 @@ struct RemanageCase: Sendable, CustomTestStringConvertible {
             return .ok(fixtureBody(request.path, count: 2_000))
         }
         let manager = makeNetworkManager { $0.loadingBufferSize = 2_000 }
-        let oids = 50, userCount = 1_000
+        let oids = 50
+        let userCount = 1_000
         let users = (0..<userCount).map { _ in ObjectUser(decoder: DataDecoder()) }
         func signed(_ index: Int, _ signature: Int) -> ObjectRequest {
             ObjectRequest(url: server.url("/obj/\(index % oids)?sig=\(signature)"), oid: "obj-\(index % oids)")

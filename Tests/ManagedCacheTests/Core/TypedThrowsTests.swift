@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 12.9: the `async` API throws `ManagedCacheError` in its type, so a caller switches over
 /// the cases with no cast (these tests would not compile if it threw `any Error`).

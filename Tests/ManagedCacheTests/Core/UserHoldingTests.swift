@@ -1,7 +1,8 @@
 import Foundation
-@testable import ManagedCache
-import Testing
 import TestSupport
+import Testing
+
+@testable import ManagedCache
 
 /// A user that counts its callbacks in a tally that outlives it, and records whether the manager
 /// read any of its properties on a thread other than the one that called `manage`.
@@ -34,9 +35,18 @@ final class TallyUser: ManagedObjectUser {
         if Thread.current.threadDictionary[Self.managingThreadKey] == nil { tally.foreignReads.increment() }
     }
 
-    var objectRequest: ObjectRequest? { noteRead(); return request }
-    var objectDecoder: BlobDecoder { noteRead(); return BlobDecoder() }
-    var callbackDelivery: CallbackDelivery { noteRead(); return delivery }
+    var objectRequest: ObjectRequest? {
+        noteRead()
+        return request
+    }
+    var objectDecoder: BlobDecoder {
+        noteRead()
+        return BlobDecoder()
+    }
+    var callbackDelivery: CallbackDelivery {
+        noteRead()
+        return delivery
+    }
 
     func managedObjectReady(_ object: Blob, origin: DataOrigin, request: ObjectRequest) { tally.ready.increment() }
     func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) { tally.failed.increment() }
@@ -58,7 +68,8 @@ func onManagingThread(_ body: @escaping @Sendable () -> Void) {
 /// Issue 15.2 / 11.12 and 11.11: the manager holds users weakly everywhere, in flight too, and
 /// reads their properties only on the thread that calls `manage`.
 @Suite struct UserHoldingTests {
-    @Test func aUserReleasedWhileItsMainQueueDeliveryWaitsIsNeitherKeptAliveNorCalled() async {
+    /// Off the cooperative pool: it holds the main queue (see `MainQueueHold`).
+    @Test(.offCooperativePool) func aUserReleasedWhileItsMainQueueDeliveryWaitsIsNeitherKeptAliveNorCalled() async {
         let loader = ScriptedDataLoader()
         loader.script("busy", .held(firstChunk: Data("bu".utf8), rest: Data("sy".utf8)))
         let manager = makeScriptedManager(loader: loader)
@@ -72,14 +83,14 @@ func onManagingThread(_ body: @escaping @Sendable () -> Void) {
         manager.manage(witness)
         #expect(await waitUntil { loader.activeCount("busy") == 1 })
 
-        let mainQueueHeld = DispatchSemaphore(value: 0)
-        DispatchQueue.main.async { mainQueueHeld.wait() }
+        let hold = MainQueueHold()
         loader.release("busy")
         #expect(await waitUntil { witness.objects.count == 1 })
         user = nil
         // The queued delivery does not keep it alive...
         #expect(released == nil)
-        mainQueueHeld.signal()
+        hold.release()
+        #expect(!hold.outlastedItsBound, "the main queue was not held until the user was released")
         await drainMainQueue()
         // ...and nothing calls it.
         #expect(tally.ready.count == 0 && tally.failed.count == 0)

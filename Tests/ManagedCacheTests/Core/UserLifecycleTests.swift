@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct UserLifecycleTests {
     @Test func reusedUserNeverReceivesTheOldObject() async {
@@ -56,7 +56,9 @@ import TestSupport
         manager.manage(next)
         #expect(await waitUntil { loader.cancellationCount("a") == 1 })
         #expect(manager.statistics.loadsCancelled == 1)
-        #expect(manager.memoryCache.contains(ObjectKey(dataKey: ScriptedDataLoader.url("a").absoluteString, variant: "test.blob.blob")) == false)
+        #expect(
+            manager.memoryCache.contains(ObjectKey(dataKey: ScriptedDataLoader.url("a").absoluteString, variant: "test.blob.blob")) == false
+        )
     }
 
     @Test func unmanageDetachesAndCancelsAnAbandonedLoadUnderTheCancelPolicy() async {

@@ -1,8 +1,8 @@
 import Foundation
 import ManagedCache
 import ManagedCacheLocking
-import Testing
 import TestSupport
+import Testing
 
 /// An ordered log of what happened, from any thread.
 private final class OrderLog: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import ManagedCache
 
 /// BigFileCache: buckets, a tenth of the cache per trim pass, limits held over many writes.

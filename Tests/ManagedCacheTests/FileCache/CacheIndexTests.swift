@@ -1,7 +1,8 @@
 import CrashPayload
 import Foundation
-@testable import ManagedCache
 import Testing
+
+@testable import ManagedCache
 
 /// The in-memory index of the file caches against a model keyed by bytes: random inserts,
 /// replacements and removals over keys that share long prefixes, canonically equivalent
@@ -14,7 +15,8 @@ import Testing
         // canonically equivalent keys below, which the index keeps apart).
         var model: [[UInt8]: UInt64] = [:]
         // Keys that differ only late, canonically equivalent spellings, and the empty key.
-        let pool = (0..<700).map { "https://example.com/a/very/long/shared/prefix/\($0)" }
+        let pool =
+            (0..<700).map { "https://example.com/a/very/long/shared/prefix/\($0)" }
             + ["caf\u{E9}", "cafe\u{301}", "", "\u{212B}", "\u{C5}"]
         var operations = 0
         for step in 0..<30_000 {
@@ -31,8 +33,9 @@ import Testing
                 let version = UInt64(step + 1)
                 var id = FileID.makeNew(forKey: key)
                 id.version = version
-                let record = EntryRecord(key: key, id: id, size: 1, checksum: 0, created: Double(step), session: 1,
-                                         metadata: FileCacheMetadata())
+                let record = EntryRecord(
+                    key: key, id: id, size: 1, checksum: .xxh64(0), created: Double(step), session: 1,
+                    metadata: FileCacheMetadata())
                 let replaced = index.insert(record, bucket: Int(generator.next() % 10), recordBytes: 10).replaced
                 #expect(replaced?.record.id.version == model[Array(key.utf8)])
                 model[Array(key.utf8)] = version

@@ -1,7 +1,8 @@
+import CrashPayload
 import Foundation
 import Testing
+
 @testable import ManagedCache
-import CrashPayload
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import ManagedCache
 
 /// When the cache directory goes away or becomes unusable, operations fail cleanly (writes throw
@@ -82,7 +83,11 @@ import TestSupport
             #expect(throws: FileCacheError.self) { try cache.readData(for: lost) }
             let kept = try cache.store(Data("kept".utf8), forKey: "kept", metadata: FileCacheMetadata())
             #expect(throws: FileCacheError.self) {
-                if let again = cache.entry(forKey: "lost") { _ = try cache.readData(for: again) } else { throw FileCacheError.corrupted(key: "lost") }
+                if let again = cache.entry(forKey: "lost") {
+                    _ = try cache.readData(for: again)
+                } else {
+                    throw FileCacheError.corrupted(key: "lost")
+                }
             }
             #expect(try cache.readData(for: kept) == Data("kept".utf8))
             #expect(try expectConsistent(cache, root: root).map(\.key) == ["kept"])

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import ManagedCache
 
 /// Any key, however hostile, stays inside the cache root and never shares data with another key.

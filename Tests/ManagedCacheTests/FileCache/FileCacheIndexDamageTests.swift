@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import ManagedCache
 
 /// A damaged index journal reopens into a consistent cache: every entry it still describes reads

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import ManagedCache
 
 #if canImport(Glibc)
@@ -84,7 +85,7 @@ import Darwin
                 usleep(5_000)
             }
             #expect(try cache.readData(for: entry) == bytes)
-            let store = try #require((cache as? FileCache)?.store ?? (cache as? BigFileCache)?.store)
+            let store = try cacheStore(of: cache)
             #expect(store.peek("k")?.stamp != nil)
             #expect(try cache.readData(for: entry) == bytes)  // served without a CRC
             try damage(entry.fileURL, .flippedByte)
@@ -101,10 +102,6 @@ import Darwin
             if Posix.wallClockNanoseconds() - stamp.changed > CacheStore.stampSettleNanoseconds { return }
             usleep(5_000)
         }
-    }
-
-    private func cacheStore(of cache: any FileCaching) throws -> CacheStore {
-        try #require((cache as? FileCache)?.store ?? (cache as? BigFileCache)?.store)
     }
 
     @Test(arguments: CacheKind.allCases)
@@ -180,6 +177,59 @@ import Darwin
             try cache.verify(entry)
             try Data("x".utf8).write(to: entry.fileURL)
             #expect(throws: FileCacheError.corrupted(key: "empty")) { try cache.readData(for: entry) }
+        }
+    }
+
+    /// Rewrites the journal at `root` as an older version wrote it: every entry's checksum a
+    /// CRC-32 of its file (record type 2).
+    private func rewriteJournalWithCRC32Checksums(_ root: URL) throws {
+        let path = root.appendingPathComponent("journal").path
+        let old = try Data(contentsOf: URL(fileURLWithPath: path))
+        var encoder = JournalEncoder()
+        var converted = 0
+        let (_, damaged) = old.withUnsafeBytes { raw in
+            JournalDecoder.decode(raw) { record, _ in
+                guard case .add(var entry) = record else {
+                    encoder.append(record)
+                    return
+                }
+                let file = CacheLayout(root: root.path, kind: .single).path(for: entry.id)
+                let bytes = (try? Data(contentsOf: URL(fileURLWithPath: file))) ?? Data()
+                entry.checksum = .crc32(CRC32.checksum(bytes))
+                encoder.append(.add(entry))
+                converted += 1
+            }
+        }
+        #expect(!damaged)
+        #expect(converted == 2)
+        try Data(encoder.bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func entriesOfAnOlderJournalKeepTheirCRC32AndDamageIsStillDetected() throws {
+        try withTemporaryDirectory { root in
+            let bytes = testBytes(8000, seed: 8)
+            do {
+                let cache = try CacheKind.single.open(root)
+                _ = try cache.store(bytes, forKey: "k", metadata: FileCacheMetadata())
+                _ = try cache.store(bytes, forKey: "other", metadata: FileCacheMetadata())
+            }
+            try rewriteJournalWithCRC32Checksums(root)
+            let cache = try CacheKind.single.open(root)
+            let store = try cacheStore(of: cache)
+            let record = try #require(store.peek("k")?.record)
+            #expect(record.checksum == .crc32(CRC32.checksum(bytes)))
+            let entry = try #require(cache.entry(forKey: "k"))
+            #expect(try cache.readData(for: entry) == bytes)
+            let other = try #require(cache.entry(forKey: "other"))
+            try cache.verify(other)
+            try damage(entry.fileURL, .flippedByte)
+            #expect(throws: FileCacheError.corrupted(key: "k")) { try cache.readData(for: entry) }
+            try damage(other.fileURL, .flippedByte)
+            #expect(throws: FileCacheError.corrupted(key: "other")) { try cache.verify(other) }
+            // A new write of the key is checksummed with XXH64 (journal record type 8).
+            _ = try cache.store(bytes, forKey: "k", metadata: FileCacheMetadata())
+            #expect(store.peek("k").map { if case .xxh64 = $0.record.checksum { true } else { false } } == true)
+            #expect(try cache.readData(for: try #require(cache.entry(forKey: "k"))) == bytes)
         }
     }
 }

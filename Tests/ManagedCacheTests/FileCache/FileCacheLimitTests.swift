@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import ManagedCache
 
 /// Limits by count, bytes and age hold after every commit; eviction is least recently used.
@@ -11,8 +12,9 @@ import TestSupport
             let cache = try kind.open(root, countLimit: 20)
             var generator = SplitMix(state: 7)
             for index in 0..<200 {
-                try cache.store(testBytes(Int(generator.next() % 3000), seed: UInt64(index)), forKey: "k\(index)",
-                                metadata: FileCacheMetadata())
+                try cache.store(
+                    testBytes(Int(generator.next() % 3000), seed: UInt64(index)), forKey: "k\(index)",
+                    metadata: FileCacheMetadata())
                 #expect(cache.statistics.count <= 20)
             }
             #expect(cache.statistics.count >= 10)
@@ -27,8 +29,9 @@ import TestSupport
             let cache = try kind.open(root, byteLimit: 50_000)
             var generator = SplitMix(state: 8)
             for index in 0..<200 {
-                try cache.store(testBytes(500 + Int(generator.next() % 4500), seed: UInt64(index)), forKey: "k\(index)",
-                                metadata: FileCacheMetadata())
+                try cache.store(
+                    testBytes(500 + Int(generator.next() % 4500), seed: UInt64(index)), forKey: "k\(index)",
+                    metadata: FileCacheMetadata())
                 #expect(cache.statistics.totalBytes <= 50_000)
             }
             try expectConsistent(cache, root: root)

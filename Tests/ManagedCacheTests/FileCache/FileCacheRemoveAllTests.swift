@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import ManagedCache
 
 /// removeAll empties the cache and leaves it working (HJCache's big cache did not).

@@ -1,15 +1,16 @@
 import CrashPayload
 import Foundation
-import Synchronization
-import Testing
+import ManagedCacheLocking
 import TestSupport
+import Testing
+
 @testable import ManagedCache
 
 /// Read outcomes counted across tasks.
 private final class ReadCounts: Sendable {
-    let good = Atomic<Int>(0)
-    let wrong = Atomic<Int>(0)
-    let stale = Atomic<Int>(0)
+    let good = Lock<Int>(0)
+    let wrong = Lock<Int>(0)
+    let stale = Lock<Int>(0)
 }
 
 /// Several instances on one directory, in one process or in several, do not corrupt each other.
@@ -48,31 +49,32 @@ private final class ReadCounts: Sendable {
                             let key = "k\(generator.next() % 120)"
                             if generator.next() % 2 == 0 {
                                 let generation = UInt64(worker) << 32 | UInt64(step)
-                                _ = try? cache.store(CrashPayload.bytes(key: key, generation: generation), forKey: key,
-                                                     metadata: FileCacheMetadata(userInfo: ["generation": String(generation)]))
+                                _ = try? cache.store(
+                                    CrashPayload.bytes(key: key, generation: generation), forKey: key,
+                                    metadata: FileCacheMetadata(userInfo: ["generation": String(generation)]))
                             } else if let entry = cache.entry(forKey: key) {
                                 do {
                                     let data = try cache.readData(for: entry)
                                     let expected = CrashPayload.generation(of: entry).map { CrashPayload.bytes(key: key, generation: $0) }
-                                    if data == expected { counts.good.add(1, ordering: .relaxed) } else { counts.wrong.add(1, ordering: .relaxed) }
+                                    if data == expected { counts.good.withLock { $0 += 1 } } else { counts.wrong.withLock { $0 += 1 } }
                                 } catch FileCacheError.corrupted {
                                     // Replaced or evicted by the other instance since the lookup.
-                                    counts.stale.add(1, ordering: .relaxed)
+                                    counts.stale.withLock { $0 += 1 }
                                 } catch {
-                                    counts.wrong.add(1, ordering: .relaxed)
+                                    counts.wrong.withLock { $0 += 1 }
                                 }
                             }
                         }
                     }
                 }
             }
-            #expect(counts.wrong.load(ordering: .relaxed) == 0)
-            #expect(counts.good.load(ordering: .relaxed) > 100)
+            #expect(counts.wrong.withLock { $0 } == 0)
+            #expect(counts.good.withLock { $0 } > 100)
             first.trim()
             second.trim()
             #expect(Set(first.entriesByRecency(limit: .max).map(\.key)) == Set(second.entriesByRecency(limit: .max).map(\.key)))
             try checkPayloads(first, root: root)
-            print("two instances \(kind.testDescription): \(counts.good.load(ordering: .relaxed)) good reads, \(counts.stale.load(ordering: .relaxed)) stale")
+            print("two instances \(kind.testDescription): \(counts.good.withLock { $0 }) good reads, \(counts.stale.withLock { $0 }) stale")
         }
     }
 
@@ -91,8 +93,9 @@ private final class ReadCounts: Sendable {
                 step += 1
                 let key = "shared-\(generator.next() % 120)"
                 if step % 2 == 0 {
-                    try cache.store(CrashPayload.bytes(key: key, generation: step), forKey: key,
-                                    metadata: FileCacheMetadata(userInfo: ["generation": String(step)]))
+                    try cache.store(
+                        CrashPayload.bytes(key: key, generation: step), forKey: key,
+                        metadata: FileCacheMetadata(userInfo: ["generation": String(step)]))
                 } else if let entry = cache.entry(forKey: key) {
                     do {
                         let data = try cache.readData(for: entry)

@@ -2,6 +2,7 @@ import CrashPayload
 import Foundation
 import ManagedCacheLocking
 import Testing
+
 @testable import ManagedCache
 
 // Fixtures for the file-cache tests. (A shared TestSupport target will absorb the generic ones.)
@@ -50,8 +51,10 @@ enum CacheKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { self == .single ? "FileCache" : "BigFileCache" }
 
     /// Opens a cache of this kind at `url`.
-    func open(_ url: URL, byteLimit: Int? = nil, countLimit: Int? = nil, maximumAge: TimeInterval? = nil,
-              clock testClock: TestClock? = nil) throws -> any FileCaching {
+    func open(
+        _ url: URL, byteLimit: Int? = nil, countLimit: Int? = nil, maximumAge: TimeInterval? = nil,
+        clock testClock: TestClock? = nil, replaysInBackground: Bool = true
+    ) throws -> any FileCaching {
         let clock: @Sendable () -> Date
         if let testClock {
             clock = testClock.closure
@@ -60,11 +63,17 @@ enum CacheKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         }
         switch self {
         case .single:
-            return try FileCache(directory: url, configuration: .init(byteLimit: byteLimit, countLimit: countLimit,
-                                                                        maximumAge: maximumAge), clock: clock)
+            return try FileCache(
+                directory: url,
+                configuration: .init(
+                    byteLimit: byteLimit, countLimit: countLimit,
+                    maximumAge: maximumAge), clock: clock, replaysInBackground: replaysInBackground)
         case .big:
-            return try BigFileCache(directory: url, configuration: .init(byteLimit: byteLimit, countLimit: countLimit,
-                                                                           maximumAge: maximumAge), clock: clock)
+            return try BigFileCache(
+                directory: url,
+                configuration: .init(
+                    byteLimit: byteLimit, countLimit: countLimit,
+                    maximumAge: maximumAge), clock: clock, replaysInBackground: replaysInBackground)
         }
     }
 }
@@ -116,10 +125,22 @@ func relativePath(of entry: FileCacheEntry, in root: URL) -> String {
     return path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
 }
 
+/// The store behind a `FileCache` or a `BigFileCache`; nil for other caches.
+func storeBehind(_ cache: any FileCaching) -> CacheStore? {
+    (cache as? FileCache)?.store ?? (cache as? BigFileCache)?.store
+}
+
+/// The store behind a `FileCache` or a `BigFileCache`, or a failed requirement.
+func cacheStore(of cache: any FileCaching, sourceLocation: SourceLocation = #_sourceLocation) throws -> CacheStore {
+    try #require(storeBehind(cache), sourceLocation: sourceLocation)
+}
+
 /// Checks that every entry reads back and that `ready/` holds exactly the entries' files and
 /// `loading/` nothing; returns the entries.
 @discardableResult
 func expectConsistent(_ cache: any FileCaching, root: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> [FileCacheEntry] {
+    // An opening's background replay deletes what its limits evicted after installing the index.
+    storeBehind(cache)?.finishOpeningAndItsDeletions()
     let entries = cache.entriesByRecency(limit: .max)
     let statistics = cache.statistics
     #expect(statistics.count == entries.count, sourceLocation: sourceLocation)

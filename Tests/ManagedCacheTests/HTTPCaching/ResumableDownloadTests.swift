@@ -1,8 +1,8 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 /// The file caches that keep partial downloads: the test fixture and the two shipped ones.
 enum ResumableCacheKind: String, CaseIterable, Sendable {
@@ -22,9 +22,13 @@ enum ResumableCacheKind: String, CaseIterable, Sendable {
     static let cut = 3_000_000  // 60 %
 
     /// Loads once through a server that cuts the body at 60 %, and checks that the failure kept a partial download.
-    private func interruptedLoad(server: LoopbackServer, manager: ObjectManager, fileCache: any FileCaching, body: Data, etag: String) async throws {
-        server.setRoute("/big", LoopbackResponse.ok(body).caching(etag: etag)
-            .behaving(.truncate(afterBodyBytes: Self.cut, sendContentLength: true)))
+    private func interruptedLoad(server: LoopbackServer, manager: ObjectManager, fileCache: any FileCaching, body: Data, etag: String)
+        async throws
+    {
+        server.setRoute(
+            "/big",
+            LoopbackResponse.ok(body).caching(etag: etag)
+                .behaving(.truncate(afterBodyBytes: Self.cut, sendContentLength: true)))
         await #expect(throws: ManagedCacheError.self) {
             _ = try await manager.object(for: ObjectRequest(url: server.url("/big")), decoder: DataDecoder())
         }
@@ -104,8 +108,10 @@ enum ResumableCacheKind: String, CaseIterable, Sendable {
     func resumingCanBeTurnedOffByPolicy(kind: ResumableCacheKind) async throws {
         let server = try LoopbackServer()
         let body = fixtureBody("off", count: 1_000_000)
-        server.setRoute("/big", LoopbackResponse.ok(body).caching(etag: "\"o\"")
-            .behaving(.truncate(afterBodyBytes: 600_000, sendContentLength: true)))
+        server.setRoute(
+            "/big",
+            LoopbackResponse.ok(body).caching(etag: "\"o\"")
+                .behaving(.truncate(afterBodyBytes: 600_000, sendContentLength: true)))
         let directory = TemporaryDirectory()
         let fileCache = try kind.make(directory.url)
         let manager = makeNetworkManager(fileCache: fileCache) { $0.policy.resumesDownloads = false }
@@ -120,8 +126,9 @@ enum ResumableCacheKind: String, CaseIterable, Sendable {
         let key = server.url("/big").absoluteString
         do {
             let fileCache = try FileCache(directory: directory.url)
-            try await interruptedLoad(server: server, manager: makeNetworkManager(fileCache: fileCache),
-                                      fileCache: fileCache, body: body, etag: "\"r\"")
+            try await interruptedLoad(
+                server: server, manager: makeNetworkManager(fileCache: fileCache),
+                fileCache: fileCache, body: body, etag: "\"r\"")
         }
         // The app is launched again: a new cache instance and manager on the same directory.
         let reopened = try FileCache(directory: directory.url)
@@ -134,8 +141,9 @@ enum ResumableCacheKind: String, CaseIterable, Sendable {
         #expect(server.bodyBytesSent == Self.size - kept)
 
         reopened.removeEntry(forKey: key)  // so the next load goes to the network and is cut again
-        try await interruptedLoad(server: server, manager: makeNetworkManager(fileCache: reopened),
-                                  fileCache: reopened, body: fixtureBody("other", count: Self.size), etag: "\"s\"")
+        try await interruptedLoad(
+            server: server, manager: makeNetworkManager(fileCache: reopened),
+            fileCache: reopened, body: fixtureBody("other", count: Self.size), etag: "\"s\"")
         reopened.removeAll()
         #expect(reopened.partialDownload(forKey: key) == nil)
     }

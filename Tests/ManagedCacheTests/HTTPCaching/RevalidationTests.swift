@@ -2,8 +2,8 @@ import Foundation
 import LoopbackServer
 import ManagedCache
 import ManagedCacheLocking
-import Testing
 import TestSupport
+import Testing
 
 /// A route whose body and ETag a test can change, like a server publishing a new version.
 final class VersionedResource: Sendable {

@@ -1,12 +1,14 @@
 import Foundation
 import ManagedCache
 import ManagedCacheLocking
-import Testing
 import TestSupport
+import Testing
 
 /// A manager over the scripted loader with a file cache.
-private func makeManager(loader: ScriptedDataLoader, fileCache: any FileCaching,
-                         configure: (inout ObjectManager.Configuration) -> Void = { _ in }) -> ObjectManager {
+private func makeManager(
+    loader: ScriptedDataLoader, fileCache: any FileCaching,
+    configure: (inout ObjectManager.Configuration) -> Void = { _ in }
+) -> ObjectManager {
     makeScriptedManager(loader: loader) {
         $0.fileCache = fileCache
         configure(&$0)
@@ -40,13 +42,62 @@ private func makeManager(loader: ScriptedDataLoader, fileCache: any FileCaching,
         #expect(user.origins == [.fileCache])  // no waiting
     }
 
+    /// Issue 20.3: a synchronous file-cache hit stays within its budget. Over the size limit, the
+    /// entry is read in the background (still from disk, no request); a read that took longer than
+    /// the time budget is decoded and delivered in the background.
+    @Test func aSynchronousFileHitOverItsBudgetIsDeliveredInTheBackground() async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        loader.script("small", .body(Data(repeating: 1, count: 100)))
+        loader.script("large", .body(Data(repeating: 2, count: 5_000)))
+        let fileCache = try FileCache(directory: directory.url)
+        let writer = makeManager(loader: loader, fileCache: fileCache)
+        for path in ["small", "large"] { _ = try await writer.object(for: request(path), decoder: BlobDecoder()) }
+
+        let sized = makeManager(loader: loader, fileCache: fileCache) {
+            $0.policy.fileCacheDelivery = .synchronous
+            $0.synchronousFileReadLimit = 1_000
+            $0.synchronousFileReadTimeBudget = 3_600  // only the size decides here, however busy the machine
+        }
+        // Which task decoded tells where: this test's task (inside `manage`) or a loading task.
+        let callerTask = withUnsafeCurrentTask { $0?.hashValue }
+        #expect(callerTask != nil)
+        let decoder = TaskRecordingDecoder()
+        let small = RecordingUser(request("small"), decoder: decoder)
+        sized.manage(small)
+        #expect(small.origins == [.fileCache])  // within the budget: before manage returned
+        let large = RecordingUser(request("large"), decoder: decoder)
+        sized.manage(large)
+        #expect(await waitUntil { large.finalCallbackCount == 1 })
+        #expect(large.origins == [.fileCache])
+        #expect(large.objects.first?.count == 5_000)
+        #expect(decoder.tasks.count == 2)
+        #expect(decoder.tasks.first == callerTask)
+        #expect(decoder.tasks.last != callerTask)
+
+        let timed = makeManager(loader: loader, fileCache: fileCache) {
+            $0.policy.fileCacheDelivery = .synchronous
+            $0.synchronousFileReadTimeBudget = 0  // every read is over it
+        }
+        let timedDecoder = TaskRecordingDecoder()
+        let slow = RecordingUser(request("small"), decoder: timedDecoder)
+        timed.manage(slow)
+        #expect(await waitUntil { slow.finalCallbackCount == 1 })
+        #expect(slow.origins == [.fileCache])
+        #expect(timedDecoder.tasks.count == 1 && timedDecoder.tasks.first != callerTask)
+        #expect(loader.requestCount("small") == 1 && loader.requestCount("large") == 1)  // never downloaded again
+    }
+
     @Test func anAwaitedSmallFileHitIsDecodedInTheCallersTaskALargeOneInTheBackground() async throws {
         let directory = TemporaryDirectory()
         let loader = ScriptedDataLoader()
         loader.script("small", .body(Data(repeating: 1, count: 100)))
         loader.script("large", .body(Data(repeating: 2, count: 5_000)))
         let fileCache = try FileCache(directory: directory.url)
-        let configure = { (configuration: inout ObjectManager.Configuration) in configuration.inMemoryThreshold = 1_000 }
+        let configure = { (configuration: inout ObjectManager.Configuration) in
+            configuration.inMemoryThreshold = 1_000
+            configuration.synchronousFileReadTimeBudget = 3_600  // only the size decides here, however busy the machine
+        }
         let writer = makeManager(loader: loader, fileCache: fileCache, configure: configure)
         for path in ["small", "large"] { _ = try await writer.object(for: request(path), decoder: BlobDecoder()) }
 

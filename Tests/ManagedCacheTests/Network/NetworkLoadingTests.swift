@@ -1,8 +1,8 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct NetworkLoadingTests {
     @Test func downloadsOnceCountsBytesAndReportsProgress() async throws {
@@ -123,8 +123,10 @@ import TestSupport
     @Test func bodyOverTheSizeLimitIsStoppedAndNotCached() async throws {
         let server = try LoopbackServer()
         server.setRoute("/big", .ok(fixtureBody("big", count: 200_000)))
-        server.setRoute("/big-unannounced", .ok(fixtureBody("big", count: 200_000))
-            .behaving(.truncate(afterBodyBytes: 200_000, sendContentLength: false)))
+        server.setRoute(
+            "/big-unannounced",
+            .ok(fixtureBody("big", count: 200_000))
+                .behaving(.truncate(afterBodyBytes: 200_000, sendContentLength: false)))
         let manager = makeNetworkManager { $0.policy.maximumBodySize = 50_000 }
         for path in ["/big", "/big-unannounced"] {
             let user = RecordingUser(ObjectRequest(url: server.url(path)), decoder: DataDecoder())

@@ -1,9 +1,8 @@
 import Foundation
 import ManagedCache
 import ManagedCacheLocking
-import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 6, item 5: threads and tasks hammer one manager (with a `FileCache`) for a bounded time
 /// with every public operation: manage, unmanage, re-manage for another key, prefetch with and
@@ -28,15 +27,15 @@ import TestSupport
     /// Answers `jitter://h/k<N>` with `v<N>` after up to 1 ms, or fails: 4 % transport errors,
     /// keys divisible by 11 with bytes `BlobDecoder` refuses.
     final class JitterLoader: DataLoading {
-        let requests = Atomic<Int>(0)
+        let requests = Lock<Int>(0)
 
         func canLoad(_ url: URL) -> Bool { url.scheme == "jitter" }
 
         func load(_ request: DataLoadRequest, receiver: any DataLoadReceiver) async throws -> DataLoadResponse {
-            requests.add(1, ordering: .relaxed)
+            requests.withLock { $0 += 1 }
             let name = String(request.url.path.dropFirst())
             let number = Int(name.dropFirst()) ?? 0
-            try await Task.sleep(for: .microseconds(Int.random(in: 0...1_000)))
+            try await Task.sleep(nanoseconds: UInt64.random(in: 0...1_000_000))
             if Int.random(in: 0..<100) < 4 { throw ManagedCacheError.transport(code: -1005, description: "connection lost") }
             let body = number % 11 == 0 ? Data("BAD \(name)".utf8) : Data("v\(number)".utf8)
             let response = DataLoadResponse(statusCode: 200, expectedContentLength: body.count, url: request.url)
@@ -59,11 +58,11 @@ import TestSupport
         let tracked = Lock<[(user: RecordingUser<BlobDecoder>, number: Int)]>([])
         let churn: [RecordingUser<BlobDecoder>]
         let operations = Lock<[String: Int]>([:])
-        let awaits = Atomic<Int>(0)
-        let awaitsReturned = Atomic<Int>(0)
-        let deadline: ContinuousClock.Instant
+        let awaits = Lock<Int>(0)
+        let awaitsReturned = Lock<Int>(0)
+        let deadline: Date
 
-        init(manager: ObjectManager, fileCache: FileCache, deadline: ContinuousClock.Instant) {
+        init(manager: ObjectManager, fileCache: FileCache, deadline: Date) {
             self.manager = manager
             self.fileCache = fileCache
             self.deadline = deadline
@@ -160,17 +159,17 @@ import TestSupport
         let number = Int(random.next() % UInt64(keyCount))
         switch random.next() % 10 {
         case 0..<2:
-            shared.awaits.add(1, ordering: .relaxed)
+            shared.awaits.withLock { $0 += 1 }
             let cancelAfter = Int(random.next() % 3_000)
             let call = Task {
                 do {
                     let blob = try await manager.object(for: request(number), decoder: BlobDecoder())
                     if blob.text != "v\(number)" { shared.count("WRONG await object") }
                 } catch {}
-                shared.awaitsReturned.add(1, ordering: .relaxed)
+                shared.awaitsReturned.withLock { $0 += 1 }
             }
             if cancelAfter < 1_000 {
-                try? await Task.sleep(for: .microseconds(cancelAfter))
+                try? await Task.sleep(nanoseconds: UInt64(cancelAfter) * 1_000)
                 call.cancel()
                 shared.count("await (cancelled)")
             } else {
@@ -203,19 +202,19 @@ import TestSupport
         configuration.policy.retry = .none
         configuration.policy.failureMemoryInterval = 0.05
         let manager = ObjectManager(configuration: configuration)
-        let shared = Shared(manager: manager, fileCache: fileCache, deadline: .now + .seconds(Self.duration))
+        let shared = Shared(manager: manager, fileCache: fileCache, deadline: Date().addingTimeInterval(Double(Self.duration)))
 
         // Plain threads and Swift tasks at the same time.
-        let threadsDone = Atomic<Int>(0)
+        let threadsDone = Lock<Int>(0)
         for worker in 0..<Self.threadWorkers {
             Thread.detachNewThread {
                 var random = SplitMix(state: UInt64(worker + 1))
                 var done = 0
-                while ContinuousClock.now < shared.deadline || done < Self.minimumOperations {
+                while Date() < shared.deadline || done < Self.minimumOperations {
                     Self.operate(shared, &random)
                     done += 1
                 }
-                threadsDone.add(1, ordering: .relaxed)
+                threadsDone.withLock { $0 += 1 }
             }
         }
         await withTaskGroup(of: Void.self) { group in
@@ -223,29 +222,31 @@ import TestSupport
                 group.addTask {
                     var random = SplitMix(state: UInt64(100 + worker))
                     var done = 0
-                    while ContinuousClock.now < shared.deadline || done < Self.minimumOperations {
+                    while Date() < shared.deadline || done < Self.minimumOperations {
                         await Self.operateAsync(shared, &random)
                         done += 1
                     }
                 }
             }
         }
-        let workersReturned = await waitUntil { threadsDone.load(ordering: .relaxed) == Self.threadWorkers }
+        let workersReturned = await waitUntil { threadsDone.withLock { $0 } == Self.threadWorkers }
         tally.check(workersReturned, "workers", "a worker thread did not return within \(waitBound) s: a deadlock")
 
         // Quiescence: every load ends, every tracked user and every await hears its outcome.
         let tracked = shared.tracked.withLock { $0 }
         let quiet = await waitUntil {
-            manager.activeLoadCount == 0 && shared.awaitsReturned.load(ordering: .relaxed) == shared.awaits.load(ordering: .relaxed)
+            manager.activeLoadCount == 0 && shared.awaitsReturned.withLock { $0 } == shared.awaits.withLock { $0 }
                 && tracked.allSatisfy { $0.user.finalCallbackCount >= 1 }
         }
         let silent = tracked.filter { $0.user.finalCallbackCount == 0 }
-        tally.check(quiet, "quiescence", "after \(waitBound) s: \(manager.activeLoadCount) loads running, "
-                    + "\(silent.count) tracked users never told (keys \(Set(silent.map(\.number)).sorted().prefix(10))), "
-                    + "\(shared.awaits.load(ordering: .relaxed) - shared.awaitsReturned.load(ordering: .relaxed)) awaits pending")
+        tally.check(
+            quiet, "quiescence",
+            "after \(waitBound) s: \(manager.activeLoadCount) loads running, "
+                + "\(silent.count) tracked users never told (keys \(Set(silent.map(\.number)).sorted().prefix(10))), "
+                + "\(shared.awaits.withLock { $0 } - shared.awaitsReturned.withLock { $0 }) awaits pending")
         // Late callbacks (decodes finishing after their fetch, main-queue deliveries) have had
         // every chance to arrive before the counts are checked: a second final callback fails.
-        try? await Task.sleep(for: .milliseconds(300))
+        try? await Task.sleep(nanoseconds: 300_000_000)
         await withCheckedContinuation { continuation in DispatchQueue.main.async { continuation.resume() } }
 
         tally.add(tracked.count, to: "tracked users")
@@ -256,8 +257,9 @@ import TestSupport
             tally.addCase(name)
             let user = entry.user
             if user.finalCallbackCount > 1 { extraCallbacks += 1 }
-            tally.check(user.finalCallbackCount == 1, name,
-                        "key k\(entry.number): \(user.finalCallbackCount) final callbacks: \(user.events.map(Self.describe))")
+            tally.check(
+                user.finalCallbackCount == 1, name,
+                "key k\(entry.number): \(user.finalCallbackCount) final callbacks: \(user.events.map(Self.describe))")
             for object in user.objects where object.text != "v\(entry.number)" {
                 wrongObjects += 1
                 tally.check(false, name, "key k\(entry.number) received \(object.text)")
@@ -281,25 +283,28 @@ import TestSupport
         for user in fresh { manager.manage(user) }
         let healthy = await waitUntil { fresh.allSatisfy { $0.finalCallbackCount >= 1 } }
         let recovered = fresh.filter { $0.objects.first?.text == "v\(Int($0.objectRequest!.url.path.dropFirst(2))!)" }.count
-        tally.check(healthy && recovered >= fresh.count * 8 / 10, "afterwards",
-                    "after the storm \(recovered) of \(fresh.count) loads succeeded (4 % fail by design)")
+        tally.check(
+            healthy && recovered >= fresh.count * 8 / 10, "afterwards",
+            "after the storm \(recovered) of \(fresh.count) loads succeeded (4 % fail by design)")
         manager.removeAllObjects()
         manager.prefetch([ObjectRequest(url: URL(string: "jitter://h/k1")!, oid: "prefetch-after-the-storm")], decoder: BlobDecoder())
         let prefetched = await waitUntil {
-            manager.cachedObject(for: ObjectRequest(url: URL(string: "jitter://h/k1")!, oid: "prefetch-after-the-storm"),
-                                 decoder: BlobDecoder()) != nil || manager.activeLoadCount == 0 && manager.pendingPrefetchCount == 0
+            manager.cachedObject(
+                for: ObjectRequest(url: URL(string: "jitter://h/k1")!, oid: "prefetch-after-the-storm"),
+                decoder: BlobDecoder()) != nil || manager.activeLoadCount == 0 && manager.pendingPrefetchCount == 0
         }
         tally.check(prefetched && manager.pendingPrefetchCount == 0, "afterwards", "prefetching is stuck after the storm")
 
         let total = operations.values.reduce(0, +)
         tally.add(total, to: "operations")
-        tally.add(shared.awaits.load(ordering: .relaxed), to: "awaits")
-        tally.add(loader.requests.load(ordering: .relaxed), to: "loads")
+        tally.add(shared.awaits.withLock { $0 }, to: "awaits")
+        tally.add(loader.requests.withLock { $0 }, to: "loads")
         tally.add(extraCallbacks, to: "users with extra callbacks")
         tally.add(wrongObjects, to: "wrong objects")
         tally.report()
-        print("reliability: concurrency: operations by kind: "
-              + operations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        print(
+            "reliability: concurrency: operations by kind: "
+                + operations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         #expect(tally.failureCount == 0)
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -19,7 +19,7 @@ import Darwin
 @Suite(.exclusiveOfChildProcesses) struct CorruptionTests {
     enum Damage: String, CaseIterable, Sendable {
         case firstByteFlipped, middleByteFlipped, lastByteFlipped, truncatedToHalf, truncatedToZero, oneByteAppended,
-             deleted, zeroFilled, replacedByAnotherEntrysFile
+            deleted, zeroFilled, replacedByAnotherEntrysFile
     }
 
     enum JournalDamage: String, CaseIterable, Sendable {
@@ -84,7 +84,11 @@ import Darwin
         return files.allSatisfy { file in
             var info = stat()
             guard stat(file.path, &info) == 0 else { return false }
+            #if canImport(Darwin)
+            let changed = Double(info.st_ctimespec.tv_sec) + Double(info.st_ctimespec.tv_nsec) / 1e9
+            #else
             let changed = Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
+            #endif
             return now - changed > 0.2
         }
     }
@@ -115,7 +119,10 @@ import Darwin
 
     @Test func damagedEntriesAreDetectedNeverDeliveredAndReloadedOnce() async throws {
         let tally = ReliabilityTally(item: "corruption")
-        for figure in ["damaged entries", "detected", "damaged bytes delivered", "reloaded from the network", "index damages", "keys reloaded after index damage"] {
+        for figure in [
+            "damaged entries", "detected", "damaged bytes delivered", "reloaded from the network", "index damages",
+            "keys reloaded after index damage",
+        ] {
             tally.add(0, to: figure)
         }
         await withTaskGroup(of: Void.self) { group in
@@ -173,7 +180,7 @@ import Darwin
             let name = "\(kind.testDescription) \(damage.rawValue) \(size(of: path)) bytes"
             tally.addCase(name)
             guard let file = fileCache.entry(forKey: server.url(path).absoluteString)?.fileURL,
-                  let donor = fileCache.entry(forKey: server.url("/k/\(size(of: path))/bystander-0").absoluteString)?.fileURL
+                let donor = fileCache.entry(forKey: server.url("/k/\(size(of: path))/bystander-0").absoluteString)?.fileURL
             else {
                 tally.check(false, name, "no entry to damage")
                 continue
@@ -215,14 +222,16 @@ import Darwin
                 tally.check(server.requestCount(for: path) == 1, name, "an undamaged entry was downloaded again")
             }
         }
-        tally.check(manager.statistics.fileCacheErrors - errorsBefore == victims.count, setup,
-                    "\(manager.statistics.fileCacheErrors - errorsBefore) file-cache errors counted for \(victims.count) damaged entries")
+        tally.check(
+            manager.statistics.fileCacheErrors - errorsBefore == victims.count, setup,
+            "\(manager.statistics.fileCacheErrors - errorsBefore) file-cache errors counted for \(victims.count) damaged entries")
 
         // 4. The reloaded entries were stored again: everything now comes from disk, right.
         manager.removeAllObjects()
         let fourth = await load(paths, from: server, with: manager)
-        tally.check(fourth.allSatisfy { path, user in user.origins == [.fileCache] && user.objects.first == body(path, size: size(of: path)) },
-                    setup, "after the reload not everything came back right from disk")
+        tally.check(
+            fourth.allSatisfy { path, user in user.origins == [.fileCache] && user.objects.first == body(path, size: size(of: path)) },
+            setup, "after the reload not everything came back right from disk")
     }
 
     // MARK: The index
@@ -280,8 +289,9 @@ import Darwin
             manager.removeAllObjects()
             let live = await load(paths + later, from: server, with: manager)
             for (path, user) in live {
-                tally.check(user.objects.first == body(path, size: size(of: path)), name,
-                            "live, \(path): \(user.objects.first.map { "\($0.count) wrong bytes" } ?? "\(user.errors)")")
+                tally.check(
+                    user.objects.first == body(path, size: size(of: path)), name,
+                    "live, \(path): \(user.objects.first.map { "\($0.count) wrong bytes" } ?? "\(user.errors)")")
             }
             fileCache.trim()
         }
@@ -296,8 +306,9 @@ import Darwin
         let requestsBefore = server.totalRequestCount
         let again = await load(paths + later, from: server, with: manager)
         for (path, user) in again {
-            tally.check(user.objects.first == body(path, size: size(of: path)), name,
-                        "reopened, \(path): \(user.objects.first.map { "\($0.count) wrong bytes" } ?? "\(user.errors)")")
+            tally.check(
+                user.objects.first == body(path, size: size(of: path)), name,
+                "reopened, \(path): \(user.objects.first.map { "\($0.count) wrong bytes" } ?? "\(user.errors)")")
             tally.check(user.origins == [.fileCache] || user.origins == [.network], name, "origin \(user.origins)")
         }
         tally.add(server.totalRequestCount - requestsBefore, to: "keys reloaded after index damage")
@@ -307,8 +318,9 @@ import Darwin
             let path = URL(string: entry.key)?.path ?? ""
             tally.check(data == body(path, size: size(of: path)), name, "entry \(path) reads back wrong after reopening")
         }
-        tally.check(regularFiles(in: directory.url, under: "ready").count == entries.count, name,
-                    "ready/ holds \(regularFiles(in: directory.url, under: "ready").count) files for \(entries.count) entries")
+        tally.check(
+            regularFiles(in: directory.url, under: "ready").count == entries.count, name,
+            "ready/ holds \(regularFiles(in: directory.url, under: "ready").count) files for \(entries.count) entries")
         tally.check(regularFiles(in: directory.url, under: "loading").isEmpty, name, "files left in loading/")
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 19, item 3: when descriptors run out anyway (the app uses them too), nothing crashes
 /// and nothing is corrupted. A child process (`DescriptorExhaustionChild`) lowers its limit to
@@ -10,13 +10,15 @@ import TestSupport
 /// back, loads work, are cached, and every entry reads back intact with nothing left in
 /// `loading/`. For both cache types.
 @Suite(.offCooperativePool, .spawnsChildProcesses) struct DescriptorExhaustionTests {
-    static let steps = ["warm", "exhaust", "memory", "uncached", "event", "connection", "recover-third", "recover-second",
-                        "entry", "loading"]
+    static let steps = [
+        "warm", "exhaust", "memory", "uncached", "event", "connection", "recover-third", "recover-second",
+        "entry", "loading",
+    ]
 
     @Test(arguments: ["single", "big"]) func runningOutOfDescriptorsCrashesNothingAndDamagesNothing(kind: String) throws {
         let directory = TemporaryDirectory(prefix: "descriptor-exhaustion")
         let process = Process()
-        process.executableURL = try Self.childExecutable()
+        process.executableURL = try childExecutable(named: "DescriptorExhaustionChild")
         process.arguments = [directory.url.path, kind]
         let output = Pipe()
         process.standardOutput = output
@@ -33,31 +35,5 @@ import TestSupport
             #expect(lines.contains { $0.hasPrefix(step + " ok") }, "step \(step): \(lines.filter { $0.hasPrefix(step) })")
         }
         print("reliability: descriptor exhaustion (\(kind)): " + lines.joined(separator: "; "))
-    }
-
-    /// The child, built by SwiftPM beside the test bundle (or in the package's `.build`).
-    static func childExecutable() throws -> URL {
-        let name = "DescriptorExhaustionChild"
-        var directories: [URL] = []
-        var current = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<5 {
-            directories.append(current)
-            current = current.deletingLastPathComponent()
-        }
-        let build = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build")
-        for configuration in ["debug", "release"] {
-            directories.append(build.appendingPathComponent(configuration))
-        }
-        for directory in directories {
-            let candidate = directory.appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        throw ChildNotFound(searched: directories.map(\.path))
-    }
-
-    struct ChildNotFound: Error, CustomStringConvertible {
-        var searched: [String]
-        var description: String { "DescriptorExhaustionChild not found; looked in: \(searched.joined(separator: ", "))" }
     }
 }

@@ -1,10 +1,10 @@
 import Foundation
 import LoopbackServer
-@_spi(Diagnostics) @testable import ManagedCache
 import ManagedCacheLocking
-import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@_spi(Diagnostics) @testable import ManagedCache
 
 /// Issue 19, item 1: loads that are cancelled and started again leaked their file-cache writer's
 /// descriptor in `loading/` (and the writer, receiver and fetch task holding it).
@@ -34,7 +34,7 @@ import TestSupport
     /// then serves it (ranges honoured); `/404/…`, `/503/…`; `/stall/…` stalls after 12 kB.
     static func makeServer() throws -> LoopbackServer {
         let server = try LoopbackServer()
-        let resetDone = Mutex<Set<String>>([])
+        let resetDone = Lock<Set<String>>([])
         server.setFallback { request in
             let body = FramedBody.make(seed: request.path, count: bodySize)
             let ok = LoopbackResponse.ok(body, contentType: FramedBody.contentType).caching(etag: "\"\(request.path.count)\"")
@@ -81,14 +81,20 @@ import TestSupport
         /// Waits until every load has ended, then returns what is still open or left behind
         /// (empty when nothing is).
         func leftovers() async -> [String] {
-            let manager = manager, loader = loader, loading = loadingDirectory
+            let manager = manager
+            let loader = loader
+            let loading = loadingDirectory
             _ = await waitUntil {
-                manager.activeLoadCount == 0 && loader.transfersInFlight == 0 && OpenDescriptors.under(loading) == 0
+                manager.activeLoadCount == 0 && manager.runningFetchTaskCount == 0 && loader.transfersInFlight == 0
+                    && OpenDescriptors.under(loading) == 0
                     && ((try? FileManager.default.contentsOfDirectory(atPath: loading.path)) ?? []).isEmpty
             }
             var found: [String] = []
             if manager.activeLoadCount != 0 { found.append("\(manager.activeLoadCount) fetches") }
-            if loader.transfersInFlight != 0 { found.append("\(loader.transfersInFlight) transfers") }
+            if manager.runningFetchTaskCount != 0 { found.append("\(manager.runningFetchTaskCount) fetch tasks") }
+            if loader.transfersInFlight != 0 {
+                found.append("\(loader.transfersInFlight) transfers (\(loader.transferDiagnoses.joined(separator: "; ")))")
+            }
             if let open = OpenDescriptors.under(loading), open != 0 { found.append("\(open) descriptors open in loading/") }
             let files = (try? FileManager.default.contentsOfDirectory(atPath: loading.path)) ?? []
             if !files.isEmpty { found.append("\(files.count) files in loading/") }
@@ -118,7 +124,9 @@ import TestSupport
 
     /// The root cause, deterministically: a load whose task is cancelled before `load` starts
     /// must end (cancelled), not wait forever. Before the fix every iteration hung.
-    @Test(.enabled(if: OpenDescriptors.canCount, "counts descriptors with /proc/self/fd (Linux)")) func aLoadCancelledBeforeItStartsEnds() async throws {
+    @Test(.enabled(if: OpenDescriptors.canCount, "counts descriptors through procfs (Linux only)")) func aLoadCancelledBeforeItStartsEnds()
+        async throws
+    {
         let server = try Self.makeServer()
         defer { server.stop() }
         let loader = URLSessionDataLoader()
@@ -137,8 +145,9 @@ import TestSupport
             }
             _ = task
         }
-        #expect(await waitUntil { ended.count == iterations },
-                "\(iterations - ended.count) of \(iterations) loads cancelled before they started never ended")
+        #expect(
+            await waitUntil { ended.count == iterations },
+            "\(iterations - ended.count) of \(iterations) loads cancelled before they started never ended")
         #expect(await waitUntil { loader.transfersInFlight == 0 })
     }
 
@@ -153,7 +162,8 @@ import TestSupport
     /// 60 slowly served keys, 1,600 `manage` calls on one thread, users released at random, a
     /// loading buffer of 8: the same keys come back while their earlier loads are being
     /// cancelled. Four rounds (before the fix every round left 3 to 115 descriptors open).
-    @Test(.enabled(if: OpenDescriptors.canCount, "counts descriptors with /proc/self/fd (Linux)")) func theIssuesMixOnOneThreadLeavesNothingOpen() async throws {
+    @Test(.enabled(if: OpenDescriptors.canCount, "counts descriptors through procfs (Linux only)"))
+    func theIssuesMixOnOneThreadLeavesNothingOpen() async throws {
         let server = try Self.makeServer()
         defer { server.stop() }
         for round in 0..<4 {
@@ -170,7 +180,8 @@ import TestSupport
     }
 
     /// The same mix from four threads at once, on `FileCache` and on `BigFileCache`.
-    @Test(.enabled(if: OpenDescriptors.canCount, "counts descriptors with /proc/self/fd (Linux)"), arguments: [false, true]) func theIssuesMixOnFourThreadsLeavesNothingOpen(big: Bool) async throws {
+    @Test(.enabled(if: OpenDescriptors.canCount, "counts descriptors through procfs (Linux only)"), arguments: [false, true])
+    func theIssuesMixOnFourThreadsLeavesNothingOpen(big: Bool) async throws {
         let server = try Self.makeServer()
         defer { server.stop() }
         for round in 0..<4 {
@@ -189,7 +200,8 @@ import TestSupport
     /// 60 keys whose first load is reset mid-body (the bytes are kept for resuming), then loaded
     /// again twice: the second load resumes; the third, started at once and then released,
     /// restarts while the second is being cancelled. Three rounds.
-    @Test(.enabled(if: OpenDescriptors.canCount, "counts descriptors with /proc/self/fd (Linux)")) func keysResetMidBodyThenLoadedTwiceLeaveNothingOpen() async throws {
+    @Test(.enabled(if: OpenDescriptors.canCount, "counts descriptors through procfs (Linux only)"))
+    func keysResetMidBodyThenLoadedTwiceLeaveNothingOpen() async throws {
         let server = try Self.makeServer()
         defer { server.stop() }
         let decoder = FramedDecoder()
@@ -224,7 +236,8 @@ import TestSupport
     }
 
     /// Each way a load ends early, alone, over 30 keys, five rounds.
-    @Test(.enabled(if: OpenDescriptors.canCount, "counts descriptors with /proc/self/fd (Linux)"), arguments: Path.allCases) func eachPathLeavesNothingOpen(path: Path) async throws {
+    @Test(.enabled(if: OpenDescriptors.canCount, "counts descriptors through procfs (Linux only)"), arguments: Path.allCases)
+    func eachPathLeavesNothingOpen(path: Path) async throws {
         let decoder = FramedDecoder()
         for round in 0..<5 {
             let server = try Self.makeServer()
@@ -285,10 +298,12 @@ import TestSupport
     /// each call, one user held so far is released at random half of the time, so loads are
     /// cancelled, pushed out and started again while earlier loads of their keys are being
     /// cancelled. Returns the users still held.
-    static func mix(_ manager: ObjectManager, server: LoopbackServer, prefix: String, keys: Int, calls: Int,
-                    threads: Int) -> [RecordingUser<FramedDecoder>] {
+    static func mix(
+        _ manager: ObjectManager, server: LoopbackServer, prefix: String, keys: Int, calls: Int,
+        threads: Int
+    ) -> [RecordingUser<FramedDecoder>] {
         let decoder = FramedDecoder()
-        let kept = Mutex<[RecordingUser<FramedDecoder>]>([])
+        let kept = Lock<[RecordingUser<FramedDecoder>]>([])
         let group = DispatchGroup()
         for thread in 0..<threads {
             group.enter()

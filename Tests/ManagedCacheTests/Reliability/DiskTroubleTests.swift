@@ -1,8 +1,8 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -37,7 +37,9 @@ import Darwin
 
         init(fileCache: any FileCaching) throws {
             server = try LoopbackServer()
-            server.setFallback { request in .ok(FramedBody.wrap(DiskTroubleTests.payload(request.path)), contentType: FramedBody.contentType) }
+            server.setFallback { request in
+                .ok(FramedBody.wrap(DiskTroubleTests.payload(request.path)), contentType: FramedBody.contentType)
+            }
             let events = EventLog()
             self.events = events
             manager = makeNetworkManager(fileCache: fileCache) { configuration in
@@ -74,9 +76,11 @@ import Darwin
         func expectReportedFailures(_ name: String, since errorsBefore: Int, tally: ReliabilityTally) {
             let counted = manager.statistics.fileCacheErrors - errorsBefore
             let reported = events.fileCacheFailureEvents
-            tally.check(counted > 0 && !reported.isEmpty, name, "no file-cache failure reported (counted \(counted), events \(reported.count))")
-            tally.check(reported.allSatisfy { !$0.key.isEmpty }, name,
-                        "failures reported without their key: \(reported.filter { $0.key.isEmpty }.map(\.operation))")
+            tally.check(
+                counted > 0 && !reported.isEmpty, name, "no file-cache failure reported (counted \(counted), events \(reported.count))")
+            tally.check(
+                reported.allSatisfy { !$0.key.isEmpty }, name,
+                "failures reported without their key: \(reported.filter { $0.key.isEmpty }.map(\.operation))")
             tally.add(counted, to: "failures reported")
         }
     }
@@ -138,7 +142,9 @@ import Darwin
         // Recovered: what was downloaded since is on disk again and served from there.
         harness.manager.removeAllObjects()
         let again = await harness.load(before + after, name: name, tally: tally)
-        tally.check(again.values.allSatisfy { $0 == [.fileCache] }, name, "the recreated cache does not serve from disk: \(Set(again.values.flatMap { $0 }))")
+        tally.check(
+            again.values.allSatisfy { $0 == [.fileCache] }, name,
+            "the recreated cache does not serve from disk: \(Set(again.values.flatMap { $0 }))")
         checkStoredEntries(cache, name: name, tally: tally)
     }
 
@@ -203,8 +209,9 @@ import Darwin
         case .readOnly:
             // A read-only disk still serves what it holds.
             tally.check(before.allSatisfy { origins[$0] == [.fileCache] }, name, "cached entries not served from the read-only disk")
-            tally.check(during.allSatisfy { origins[$0] == [.network] && base.entry(forKey: oid($0)) == nil },
-                        name, "something was written to the read-only disk")
+            tally.check(
+                during.allSatisfy { origins[$0] == [.network] && base.entry(forKey: oid($0)) == nil },
+                name, "something was written to the read-only disk")
         case .full:
             tally.check(during.allSatisfy { origins[$0] == [.network] }, name, "new keys did not come from the network")
         case .unreadable:
@@ -234,6 +241,7 @@ import Darwin
     final class Tmpfs {
         let path: String
 
+        #if os(Linux)
         init(at path: String, bytes: Int) throws(MountRefused) {
             self.path = path
             let result = Glibc.mount("tmpfs", path, "tmpfs", 0, "size=\(bytes)")
@@ -248,6 +256,16 @@ import Darwin
         deinit {
             _ = umount2(path, Int32(MNT_DETACH))
         }
+        #else
+        // tmpfs and mount(2) with these arguments are Linux's: elsewhere the real-file-system
+        // tests report the mount as refused and skip, as they do on Linux without privileges.
+        init(at path: String, bytes: Int) throws(MountRefused) {
+            self.path = path
+            throw MountRefused(reason: "tmpfs mounts are Linux-only")
+        }
+
+        func remount(readOnly: Bool, bytes: Int) -> Bool { false }
+        #endif
     }
 
     struct MountRefused: Error {
@@ -261,7 +279,9 @@ import Darwin
         do {
             return try Tmpfs(at: mountPoint.path, bytes: bytes)
         } catch {
-            print("reliability: disk trouble: \(name) skipped: mounting a tmpfs is not permitted here (\(error.reason)); the injected failures cover it")
+            print(
+                "reliability: disk trouble: \(name) skipped: mounting a tmpfs is not permitted here (\(error.reason)); the injected failures cover it"
+            )
             return nil
         }
     }
@@ -320,7 +340,9 @@ import Darwin
             harness.server.stop()
         }
         guard tmpfs.remount(readOnly: true, bytes: 4 << 20) else {
-            print("reliability: disk trouble: \(name) skipped: remounting read-only is not permitted here (\(String(cString: strerror(errno))))")
+            print(
+                "reliability: disk trouble: \(name) skipped: remounting read-only is not permitted here (\(String(cString: strerror(errno))))"
+            )
             return
         }
         tally.addCase(name)
@@ -356,7 +378,7 @@ import Darwin
 
 extension EventLog {
     /// File-cache failures reported: key and operation of each.
-    var fileCacheFailureEvents: [(key: String, operation: String)] {
+    var fileCacheFailureEvents: [(key: String, operation: FileCacheOperation)] {
         all.compactMap { if case .fileCacheFailure(let key, let operation, _) = $0 { return (key, operation) } else { return nil } }
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import ManagedCache
 import ManagedCacheLocking
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 6, item 3: more than 10,000 generated oids and URLs through a manager with a
 /// `FileCache` (path traversal, absolute paths, NUL and control characters, very long keys,
@@ -44,8 +44,9 @@ import TestSupport
                 throw ManagedCacheError.httpStatus(code: 400)
             }
             let body = HostileKeyTests.body(index)
-            let response = DataLoadResponse(statusCode: 200, headers: ["content-type": FramedBody.contentType],
-                                            expectedContentLength: body.count, url: request.url)
+            let response = DataLoadResponse(
+                statusCode: 200, headers: ["content-type": FramedBody.contentType],
+                expectedContentLength: body.count, url: request.url)
             try receiver.didReceive(response: response)
             try receiver.didReceive(body)
             return response
@@ -73,30 +74,43 @@ import TestSupport
     static func hostileOids(token: String) -> [String] {
         var oids = FileCacheHostileKeyTests.hostileKeys()
         let targets = ["mc-escape-\(token)", "tmp/mc-escape-\(token)", "inner/mc-escape-\(token)", "etc/passwd"]
-        let climbs = ["../", "..\\", "./../", "%2e%2e%2f", "%2E%2E/", "..%2f", "%252e%252e%252f", "..%c0%af", "....//", "..;/", "..\u{2215}", "\u{FF0E}\u{FF0E}/"]
+        let climbs = [
+            "../", "..\\", "./../", "%2e%2e%2f", "%2E%2E/", "..%2f", "%252e%252e%252f", "..%c0%af", "....//", "..;/", "..\u{2215}",
+            "\u{FF0E}\u{FF0E}/",
+        ]
         for climb in climbs {
             for depth in 1...8 {
                 for target in targets { oids.append(String(repeating: climb, count: depth) + target) }
             }
         }
+        // portability-lint: allow hostile key strings, no path is read
         for prefix in ["/", "//", "\\", "file://", "/tmp/", "/dev/", "/proc/self/", "C:\\", "~/"] {
             for target in targets + ["null", "mem", "fd/0", "shadow"] { oids.append(prefix + target) }
         }
-        let controls: [Unicode.Scalar] = (0..<32).map { Unicode.Scalar(UInt8($0)) } + ["\u{7F}", "\u{85}", "\u{2028}", "\u{2029}", "\u{FEFF}"]
+        let controls: [Unicode.Scalar] =
+            (0..<32).map { Unicode.Scalar(UInt8($0)) } + ["\u{7F}", "\u{85}", "\u{2028}", "\u{2029}", "\u{FEFF}"]
         for scalar in controls {
             let character = String(Character(scalar))
-            oids += ["a\(character)b", character, "x/\(character)/../mc-escape-\(token)", "\(character)\(character)\(character)", "../\(character)mc-escape-\(token)"]
+            oids += [
+                "a\(character)b", character, "x/\(character)/../mc-escape-\(token)", "\(character)\(character)\(character)",
+                "../\(character)mc-escape-\(token)",
+            ]
         }
         for length in [254, 255, 256, 1_023, 1_024, 4_095, 4_096, 4_097, 65_536] {
             for unit in ["a", "/", "é", "../", "\u{1F600}", "%2F"] {
                 oids.append(String(String(repeating: unit, count: length / unit.utf8.count + 1).prefix(length)))
             }
         }
-        let words = ["café", "Å", "Ångström", "ñandú", "Ωmega", "ﬁle", "Straße", "İstanbul", "ǅemal", "한국어", "e\u{301}", "ḱṷṓn", "ﾊﾝｶｸ", "①②③", "x\u{0327}\u{0301}"]
+        let words = [
+            "café", "Å", "Ångström", "ñandú", "Ωmega", "ﬁle", "Straße", "İstanbul", "ǅemal", "한국어", "e\u{301}", "ḱṷṓn", "ﾊﾝｶｸ", "①②③",
+            "x\u{0327}\u{0301}",
+        ]
         for word in words {
-            oids += [word, word.precomposedStringWithCanonicalMapping, word.decomposedStringWithCanonicalMapping,
-                     word.precomposedStringWithCompatibilityMapping, word.decomposedStringWithCompatibilityMapping,
-                     word.uppercased(), word.lowercased(), word.capitalized]
+            oids += [
+                word, word.precomposedStringWithCanonicalMapping, word.decomposedStringWithCanonicalMapping,
+                word.precomposedStringWithCompatibilityMapping, word.decomposedStringWithCompatibilityMapping,
+                word.uppercased(), word.lowercased(), word.capitalized,
+            ]
         }
         for word in ["Photo", "PHOTO", "photo", "pHoTo", "ß", "SS", "ss", "ﬀ", "FF", "İ", "i\u{307}", "K", "\u{212A}", "Ω", "\u{2126}"] {
             oids += [word, "img/\(word).png", "IMG/\(word).PNG"]
@@ -106,7 +120,9 @@ import TestSupport
             oids += ["sep\u{1F}accept=\(value)", "sep\u{1F}variant=test.framed", "sep\u{1F}accept=\(value)\u{1F}x=y"]
         }
         var generator = SplitMix(state: 6)
-        let alphabet: [Unicode.Scalar] = ["/", ".", "\\", "\0", "a", "Z", "~", ":", "%", " ", "é", "\u{301}", "\u{1F}", "=", "?", "#", "2", "e", "f"]
+        let alphabet: [Unicode.Scalar] = [
+            "/", ".", "\\", "\0", "a", "Z", "~", ":", "%", " ", "é", "\u{301}", "\u{1F}", "=", "?", "#", "2", "e", "f",
+        ]
         while oids.count < 6_000 {
             var oid = ""
             for _ in 0..<(1 + Int(generator.next() % 48)) {
@@ -126,31 +142,40 @@ import TestSupport
     /// loaded; plus random ones.
     static func hostileURLStrings(token: String) -> [String] {
         var strings: [String] = []
-        let paths = ["/../../mc-escape-\(token)", "/%2e%2e/%2e%2e/mc-escape-\(token)", "/%252e%252e%252fmc-escape-\(token)",
-                     "/..%2f..%2fmc-escape-\(token)", "/..%c0%af..%c0%afmc-escape-\(token)", "/a%00b", "/a%0Ab", "/a%2Fb", "/a/b",
-                     "/A/B", "/a//b", "/a/./b", "/a/../b", "/%41", "/A", "/caf%C3%A9", "/cafe%CC%81", "/caf%c3%a9", "/~user",
-                     "/?../../mc-escape-\(token)", "/#../../mc-escape-\(token)", "/;jsessionid=1", "/%", "/%zz", "/%%32%65",
-                     "/" + String(repeating: "a", count: 5_000), "/" + String(repeating: "../", count: 700) + "mc-escape-\(token)",
-                     "/\u{202E}gpj.exe", "/%E2%80%AEgpj.exe", "/%EF%BC%8E%EF%BC%8E/x", "/index.html%3F..%2F", ""]
-        let hosts = ["h", "H", "example.com", "EXAMPLE.COM", "ExAmPlE.cOm", "user:pass@h", "user%2F:p%40ss@h", "h:8080", "h:0",
-                     "[::1]", "127.0.0.1", "0x7f.1", "xn--caf-dma.com", "h.", "%68"]
+        let paths = [
+            "/../../mc-escape-\(token)", "/%2e%2e/%2e%2e/mc-escape-\(token)", "/%252e%252e%252fmc-escape-\(token)",
+            "/..%2f..%2fmc-escape-\(token)", "/..%c0%af..%c0%afmc-escape-\(token)", "/a%00b", "/a%0Ab", "/a%2Fb", "/a/b",
+            "/A/B", "/a//b", "/a/./b", "/a/../b", "/%41", "/A", "/caf%C3%A9", "/cafe%CC%81", "/caf%c3%a9", "/~user",
+            "/?../../mc-escape-\(token)", "/#../../mc-escape-\(token)", "/;jsessionid=1", "/%", "/%zz", "/%%32%65",
+            "/" + String(repeating: "a", count: 5_000), "/" + String(repeating: "../", count: 700) + "mc-escape-\(token)",
+            "/\u{202E}gpj.exe", "/%E2%80%AEgpj.exe", "/%EF%BC%8E%EF%BC%8E/x", "/index.html%3F..%2F", "",
+        ]
+        let hosts = [
+            "h", "H", "example.com", "EXAMPLE.COM", "ExAmPlE.cOm", "user:pass@h", "user%2F:p%40ss@h", "h:8080", "h:0",
+            "[::1]", "127.0.0.1", "0x7f.1", "xn--caf-dma.com", "h.", "%68",
+        ]
         for scheme in ["hostile", "HOSTILE", "Hostile", "http", "HTTP", "https"] {
             for host in hosts {
                 for path in paths { strings.append("\(scheme)://\(host)\(path)") }
             }
         }
         // Cannot be loaded: no scheme, schemes nobody handles, http without a host.
-        let unloadable = ["ftp://h/x", "gopher://h/x", "javascript:alert(1)", "data:text/plain,hi", "mailto:a@b.c", "about:blank",
-                          "ws://h/x", "wss://h/x", "sftp://h/x", "jar:file:///x!/y", "relative/path", "/absolute/path", "//h/no-scheme",
-                          "?query-only", "#fragment-only", "http:///no-host", "https:///no-host", "http:no-slashes", "http:", "https:",
-                          "HTTP:///NO-HOST", "x-unknown://h/y", "hostile-not://h/x", "h:80/x"]
+        let unloadable = [
+            "ftp://h/x", "gopher://h/x", "javascript:alert(1)", "data:text/plain,hi", "mailto:a@b.c", "about:blank",
+            "ws://h/x", "wss://h/x", "sftp://h/x", "jar:file:///x!/y", "relative/path", "/absolute/path", "//h/no-scheme",
+            "?query-only", "#fragment-only", "http:///no-host", "https:///no-host", "http:no-slashes", "http:", "https:",
+            "HTTP:///NO-HOST", "x-unknown://h/y", "hostile-not://h/x", "h:80/x",
+        ]
         for string in unloadable {
             strings.append(string)
             strings.append(string + "/../../mc-escape-\(token)")
         }
         var generator = SplitMix(state: 7)
         let schemes = ["hostile", "http", "https", "HTTP", "ftp", "x-unknown", "", "file"]
-        let pieces = ["/", "..", ".", "%2e", "%2f", "%2F", "%00", "%25", "a", "B", "é", "?", "#", "=", "&", ";", "~", "%C3%A9", "\u{0301}", "mc-escape-\(token)"]
+        let pieces = [
+            "/", "..", ".", "%2e", "%2f", "%2F", "%00", "%25", "a", "B", "é", "?", "#", "=", "&", ";", "~", "%C3%A9", "\u{0301}",
+            "mc-escape-\(token)",
+        ]
         while strings.count < 6_000 {
             let scheme = schemes[Int(generator.next() % UInt64(schemes.count))]
             let host = hosts[Int(generator.next() % UInt64(hosts.count))]
@@ -185,8 +210,11 @@ import TestSupport
         // Two requests whose keys are built from an oid plus a key header: they must not meet
         // the oids above that spell the same suffix.
         for value in ["image/png", "image/webp", "", "="] {
-            add("key header") { ObjectRequest(url: URL(string: "hostile://h/kh/\($0)")!, oid: "sep",
-                                              headers: ["X-Case": "\($0)", "Accept": value], keyHeaders: ["Accept"]) }
+            add("key header") {
+                ObjectRequest(
+                    url: URL(string: "hostile://h/kh/\($0)")!, oid: "sep",
+                    headers: ["X-Case": "\($0)", "Accept": value], keyHeaders: ["Accept"])
+            }
         }
         for string in hostileURLStrings(token: token) {
             guard let url = URL(string: string) else {
@@ -236,27 +264,37 @@ import TestSupport
             loader.online = false
             manager.removeAllObjects()
             await Self.serve(cases.filter { !$0.expectsInvalid }, manager: manager, round: "disk", tally: tally)
-            tally.check(fileCache.statistics.count == cases.filter { !$0.expectsInvalid }.count, "file cache",
-                        "\(fileCache.statistics.count) entries for \(cases.filter { !$0.expectsInvalid }.count) keys")
+            tally.check(
+                fileCache.statistics.count == cases.filter { !$0.expectsInvalid }.count, "file cache",
+                "\(fileCache.statistics.count) entries for \(cases.filter { !$0.expectsInvalid }.count) keys")
         }
 
         // Nothing outside the root: in the sandbox, beside it, or anywhere a traversal could reach.
         let outside = regularFiles(under: sandbox.url).filter { !$0.hasPrefix("inner/cache/") }
         tally.check(outside.isEmpty, "file system", "files outside the cache root: \(outside.prefix(5))")
-        tally.check(((try? FileManager.default.contentsOfDirectory(atPath: sandbox.url.path)) ?? []).sorted() == ["canary", "inner"],
-                    "file system", "the sandbox holds more than the cache")
-        tally.check(((try? FileManager.default.contentsOfDirectory(atPath: canary.path)) ?? ["?"]).isEmpty, "file system",
-                    "something reached the canary directory beside the cache")
-        let escaped = Self.namesContaining(token, around: [sandbox.url, sandbox.url.deletingLastPathComponent(), URL(fileURLWithPath: "/"),
-                                                           URL(fileURLWithPath: "/tmp"), URL(fileURLWithPath: "/etc"),
-                                                           URL(fileURLWithPath: FileManager.default.currentDirectoryPath)])
+        tally.check(
+            ((try? FileManager.default.contentsOfDirectory(atPath: sandbox.url.path)) ?? []).sorted() == ["canary", "inner"],
+            "file system", "the sandbox holds more than the cache")
+        tally.check(
+            ((try? FileManager.default.contentsOfDirectory(atPath: canary.path)) ?? ["?"]).isEmpty, "file system",
+            "something reached the canary directory beside the cache")
+        let escaped = Self.namesContaining(
+            token,
+            around: [
+                sandbox.url, sandbox.url.deletingLastPathComponent(), URL(fileURLWithPath: "/"),
+                URL(fileURLWithPath: "/tmp"), URL(fileURLWithPath: "/etc"),
+                URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            ])
         tally.check(escaped.isEmpty, "file system", "escaped names: \(escaped)")
         let names = regularFiles(under: root.appendingPathComponent("ready"))
-        tally.check(names.allSatisfy { $0.count == 49 && $0.allSatisfy { "0123456789abcdef-".contains($0) } }, "file system",
-                    "an entry file is not named by its digest")
+        tally.check(
+            names.allSatisfy { $0.count == 49 && $0.allSatisfy { "0123456789abcdef-".contains($0) } }, "file system",
+            "an entry file is not named by its digest")
         let rootNames = Set((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [])
-        tally.check(rootNames.isSubset(of: ["journal", "lock", "session.lock", "sessions", "partial", "loading", "ready"]), "file system",
-                    "unexpected names in the root: \(rootNames)")
+        tally.check(
+            rootNames.isSubset(of: ["journal", "journal.lookup", "lock", "session.lock", "sessions", "partial", "loading", "ready"]),
+            "file system",
+            "unexpected names in the root: \(rootNames)")
 
         tally.add(cases.count + unparsable, to: "keys tried")
         tally.add(unparsable, to: "URL strings refused by URL(string:)")
@@ -283,7 +321,10 @@ import TestSupport
                 if testCase.expectsInvalid {
                     let refused: Bool
                     if case .invalidRequest? = user.errors.first { refused = true } else { refused = false }
-                    tally.check(refused, name, "\(testCase.request.url.absoluteString.prefix(80)) gave \(user.errors) \(user.objects.count) objects, expected .invalidRequest")
+                    tally.check(
+                        refused, name,
+                        "\(testCase.request.url.absoluteString.prefix(80)) gave \(user.errors) \(user.objects.count) objects, expected .invalidRequest"
+                    )
                     if refused { tally.add(1, to: "unloadable refused") }
                     continue
                 }

@@ -1,9 +1,9 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
-import Synchronization
-import Testing
+import ManagedCacheLocking
 import TestSupport
+import Testing
 
 /// Issue 6, item 8: a manager that is deallocated cancels its loads and frees everything. Weak
 /// references to the manager, its URLSession loader, its file cache, its users, what their
@@ -15,13 +15,13 @@ import TestSupport
 @Suite struct ManagerLifetimeTests {
     /// Counts its live instances.
     final class Tracked: Sendable {
-        static let live = Atomic<Int>(0)
+        static let live = Lock<Int>(0)
         let bytes: Data
         init(_ bytes: Data) {
             self.bytes = bytes
-            Self.live.add(1, ordering: .relaxed)
+            Self.live.withLock { $0 += 1 }
         }
-        deinit { Self.live.subtract(1, ordering: .relaxed) }
+        deinit { Self.live.withLock { $0 -= 1 } }
     }
 
     /// Something a closure or a decoder captures, to see whether it is freed.
@@ -58,8 +58,8 @@ import TestSupport
         var objects: [WeakBox<Tracked>] = []
         var users: [WeakBox<RecordingUser<TrackedDecoder>>] = []
         var loading: [RecordingUser<TrackedDecoder>] = []
-        let streamEnded = Atomic<Int>(0)
-        let streamError = Mutex<ManagedCacheError?>(nil)
+        let streamEnded = Lock<Int>(0)
+        let streamError = Lock<ManagedCacheError?>(nil)
         let stalled = 3  // + 2 prefetches + 1 stream: URLSession's 6 connections per host, all in flight
         do {
             let http = URLSessionDataLoader()
@@ -93,8 +93,10 @@ import TestSupport
             for index in 0..<stalled {
                 let handlerSentinel = Sentinel()
                 sentinels.append(WeakBox(handlerSentinel))
-                let user = RecordingUser(ObjectRequest(url: server.url("/stall/\(index)")), decoder: decoder,
-                                         delivery: index == 0 ? .mainQueue : .immediate) { _ in _ = handlerSentinel }
+                let user = RecordingUser(
+                    ObjectRequest(url: server.url("/stall/\(index)")), decoder: decoder,
+                    delivery: index == 0 ? .mainQueue : .immediate
+                ) { _ in _ = handlerSentinel }
                 loading.append(user)
                 manager.manage(user)
             }
@@ -106,7 +108,7 @@ import TestSupport
                 } catch let error as ManagedCacheError {
                     streamError.withLock { $0 = error }
                 } catch {}
-                streamEnded.add(1, ordering: .relaxed)
+                streamEnded.withLock { $0 += 1 }
             }
             let inFlight = stalled + 2 + 1
             let started = await waitUntil { server.openConnectionCount >= inFlight && manager.activeLoadCount == inFlight }
@@ -121,29 +123,33 @@ import TestSupport
 
         // The last reference to the manager is gone.
         tally.check(await waitUntil { weakManager.isGone }, name, "the manager was not deallocated")
-        tally.check(await waitUntil { server.openConnectionCount == 0 }, name,
-                    "\(server.openConnectionCount) connections still open: loads were not cancelled on the wire")
+        tally.check(
+            await waitUntil { server.openConnectionCount == 0 }, name,
+            "\(server.openConnectionCount) connections still open: loads were not cancelled on the wire")
         tally.check(await waitUntil { weakLoader.isGone }, name, "the URLSession loader was not freed")
         tally.check(await waitUntil { weakCache.isGone }, name, "the file cache was not freed")
         tally.check(regularFiles(in: directory.url, under: "loading").isEmpty, name, "partial downloads left in loading/")
         let told = await waitUntil { loadingUsers.allSatisfy { $0.finalCallbackCount >= 1 } }
-        tally.check(told && loadingUsers.allSatisfy { $0.errors == [.cancelled(.managerShutDown)] }, name,
-                    "users of loads under way were told \(loadingUsers.map(\.errors)), expected one .cancelled(.managerShutDown) each")
-        tally.check(await waitUntil { streamEnded.load(ordering: .relaxed) == 1 }, name, "the event stream never ended: its consumer hangs")
-        tally.check(streamError.withLock { $0 } == .cancelled(.managerShutDown), name,
-                    "the event stream ended with \(String(describing: streamError.withLock { $0 }))")
+        tally.check(
+            told && loadingUsers.allSatisfy { $0.errors == [.cancelled(.managerShutDown)] }, name,
+            "users of loads under way were told \(loadingUsers.map(\.errors)), expected one .cancelled(.managerShutDown) each")
+        tally.check(await waitUntil { streamEnded.withLock { $0 } == 1 }, name, "the event stream never ended: its consumer hangs")
+        tally.check(
+            streamError.withLock { $0 } == .cancelled(.managerShutDown), name,
+            "the event stream ended with \(String(describing: streamError.withLock { $0 }))")
 
         // The users go too: nothing the manager had kept them, their handlers, the decoder or the objects alive.
         _ = consume loadingUsers
         tally.check(await waitUntil { weakUsers.allSatisfy(\.isGone) }, name, "\(weakUsers.filter { !$0.isGone }.count) users still alive")
-        tally.check(await waitUntil { weakSentinels.allSatisfy(\.isGone) }, name,
-                    "\(weakSentinels.filter { !$0.isGone }.count) captured handlers or decoders still alive")
+        tally.check(
+            await waitUntil { weakSentinels.allSatisfy(\.isGone) }, name,
+            "\(weakSentinels.filter { !$0.isGone }.count) captured handlers or decoders still alive")
         tally.check(await waitUntil { weakObjects.allSatisfy(\.isGone) }, name, "decoded objects still alive")
         tally.add(weakSentinels.count + weakObjects.count + weakUsers.count + 3, to: "weak references checked")
 
         // Many managers in a row, each with finished and stalled loads, leave nothing behind.
         let rounds = 20
-        let liveBefore = Tracked.live.load(ordering: .relaxed)
+        let liveBefore = Tracked.live.withLock { $0 }
         for round in 0..<rounds {
             let roundName = "manager \(round + 2)"
             tally.addCase(roundName)
@@ -153,16 +159,18 @@ import TestSupport
                 weak.object = manager
                 let decoder = TrackedDecoder(sentinel: Sentinel())
                 let users = (0..<6).map { index in
-                    RecordingUser(ObjectRequest(url: server.url(index < 3 ? "/ok/r\(round)-\(index)" : "/stall/r\(round)-\(index)")),
-                                  decoder: decoder)
+                    RecordingUser(
+                        ObjectRequest(url: server.url(index < 3 ? "/ok/r\(round)-\(index)" : "/stall/r\(round)-\(index)")),
+                        decoder: decoder)
                 }
                 for user in users { manager.manage(user) }
                 _ = await waitUntil { users.prefix(3).allSatisfy { $0.finalCallbackCount == 1 } }
             }
             tally.check(await waitUntil { weak.isGone }, roundName, "not deallocated")
         }
-        tally.check(await waitUntil { Tracked.live.load(ordering: .relaxed) <= liveBefore }, "many managers",
-                    "\(Tracked.live.load(ordering: .relaxed) - liveBefore) decoded objects outlived their managers and users")
+        tally.check(
+            await waitUntil { Tracked.live.withLock { $0 } <= liveBefore }, "many managers",
+            "\(Tracked.live.withLock { $0 } - liveBefore) decoded objects outlived their managers and users")
         tally.check(await waitUntil { server.openConnectionCount == 0 }, "many managers", "connections left open")
         tally.add(rounds + 1, to: "managers freed")
         tally.report()

@@ -1,8 +1,8 @@
 import Foundation
 import LoopbackServer
 import ManagedCache
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 6, item 1: every way a server or the network can fail a download, through the real
 /// `URLSession` loader against the loopback server, with a `FileCache` attached. For each fault:
@@ -57,55 +57,72 @@ import TestSupport
         // request even reaches the server, and the check that one request was sent would fail.
         let idle = 3.0
         var faults: [Fault] = [
-            Fault(name: "stall-after-100-body-bytes",
-                  response: .ok(goodBody("stall"), contentType: framed).behaving(.stall(afterBodyBytes: 100)),
-                  timeout: idle, expected: { $0 == .timedOut(seconds: idle) }, expectation: ".timedOut(\(idle))"),
-            Fault(name: "stall-before-the-head",
-                  response: .ok(goodBody("late"), contentType: framed).behaving(.delayed(seconds: 3 * idle)),
-                  timeout: idle, expected: { $0 == .timedOut(seconds: idle) }, expectation: ".timedOut(\(idle))"),
-            Fault(name: "truncated-with-content-length",
-                  response: .ok(goodBody("cut"), contentType: framed).behaving(.truncate(afterBodyBytes: 20_000, sendContentLength: true)),
-                  expected: isTransport, expectation: ".transport"),
-            Fault(name: "truncated-without-content-length",
-                  response: .ok(goodBody("cut2"), contentType: framed).behaving(.truncate(afterBodyBytes: 20_000, sendContentLength: false)),
-                  expected: isDecodingFailure, expectation: ".decodingFailed (the validating decoder sees the cut)"),
-            Fault(name: "reset-mid-body",
-                  response: .ok(goodBody("reset"), contentType: framed).behaving(.reset(afterBodyBytes: 20_000)),
-                  expected: isTransport, expectation: ".transport"),
-            Fault(name: "drip-slower-than-the-timeout",
-                  response: .ok(goodBody("drip"), contentType: framed).behaving(.drip(chunkSize: 1_000, interval: 3 * idle)),
-                  timeout: idle, expected: { $0 == .timedOut(seconds: idle) }, expectation: ".timedOut(\(idle))"),
+            Fault(
+                name: "stall-after-100-body-bytes",
+                response: .ok(goodBody("stall"), contentType: framed).behaving(.stall(afterBodyBytes: 100)),
+                timeout: idle, expected: { $0 == .timedOut(seconds: idle) }, expectation: ".timedOut(\(idle))"),
+            Fault(
+                name: "stall-before-the-head",
+                response: .ok(goodBody("late"), contentType: framed).behaving(.delayed(seconds: 3 * idle)),
+                timeout: idle, expected: { $0 == .timedOut(seconds: idle) }, expectation: ".timedOut(\(idle))"),
+            Fault(
+                name: "truncated-with-content-length",
+                response: .ok(goodBody("cut"), contentType: framed).behaving(.truncate(afterBodyBytes: 20_000, sendContentLength: true)),
+                expected: isTransport, expectation: ".transport"),
+            Fault(
+                name: "truncated-without-content-length",
+                response: .ok(goodBody("cut2"), contentType: framed).behaving(.truncate(afterBodyBytes: 20_000, sendContentLength: false)),
+                expected: isDecodingFailure, expectation: ".decodingFailed (the validating decoder sees the cut)"),
+            Fault(
+                name: "reset-mid-body",
+                response: .ok(goodBody("reset"), contentType: framed).behaving(.reset(afterBodyBytes: 20_000)),
+                expected: isTransport, expectation: ".transport"),
+            Fault(
+                name: "drip-slower-than-the-timeout",
+                response: .ok(goodBody("drip"), contentType: framed).behaving(.drip(chunkSize: 1_000, interval: 3 * idle)),
+                timeout: idle, expected: { $0 == .timedOut(seconds: idle) }, expectation: ".timedOut(\(idle))"),
             // Each chunk comes 16 times faster than the idle timeout, the whole body takes longer
             // than it (5 s): an idle timeout, not a total one, so this load succeeds. (The margin
             // is wide because under AddressSanitizer on a loaded 2-core machine a 2 s silence
             // between 50 ms chunks was seen.)
-            Fault(name: "drip-within-the-timeout",
-                  response: .ok(goodBody("slow"), contentType: framed).behaving(.drip(chunkSize: 2_000, interval: 0.25)),
-                  timeout: 4, expected: nil, expectation: "the object"),
-            Fault(name: "redirect-loop", response: .redirect(to: "/fault/redirect-loop"),
-                  expected: { $0 == .transport(code: -1007, description: $0.transportDescription) }, expectation: ".transport(-1007)"),
-            Fault(name: "over-the-size-limit-announced", response: .ok(goodBody("big"), contentType: framed),
-                  maximumBodySize: 10_000, expected: { $0 == .tooLarge(limit: 10_000) }, expectation: ".tooLarge(10000)"),
-            Fault(name: "over-the-size-limit-unannounced",
-                  response: .ok(goodBody("big2"), contentType: framed)
-                      .behaving(.truncate(afterBodyBytes: payloadSize + 20, sendContentLength: false)),
-                  maximumBodySize: 10_000, expected: { $0 == .tooLarge(limit: 10_000) }, expectation: ".tooLarge(10000)"),
-            Fault(name: "wrong-content-type", response: .ok(goodBody("html"), contentType: "text/html; charset=utf-8"),
-                  expected: isDecodingFailure, expectation: ".decodingFailed"),
-            Fault(name: "captive-portal-page",
-                  response: .ok(Data("<html><body>Please log in to the Wi-Fi</body></html>".utf8), contentType: "text/html"),
-                  expected: isDecodingFailure, expectation: ".decodingFailed"),
-            Fault(name: "empty-body", response: .ok(Data(), contentType: framed),
-                  expected: isDecodingFailure, expectation: ".decodingFailed"),
-            Fault(name: "empty-body-without-content-length",
-                  response: .ok(Data(), contentType: framed).behaving(.truncate(afterBodyBytes: 0, sendContentLength: false)),
-                  expected: isDecodingFailure, expectation: ".decodingFailed"),
-            Fault(name: "204-no-content", response: .status(204),
-                  expected: isDecodingFailure, expectation: ".decodingFailed (a 2xx without a body)"),
+            Fault(
+                name: "drip-within-the-timeout",
+                response: .ok(goodBody("slow"), contentType: framed).behaving(.drip(chunkSize: 2_000, interval: 0.25)),
+                timeout: 4, expected: nil, expectation: "the object"),
+            Fault(
+                name: "redirect-loop", response: .redirect(to: "/fault/redirect-loop"),
+                expected: { $0 == .transport(code: -1007, description: $0.transportDescription) }, expectation: ".transport(-1007)"),
+            Fault(
+                name: "over-the-size-limit-announced", response: .ok(goodBody("big"), contentType: framed),
+                maximumBodySize: 10_000, expected: { $0 == .tooLarge(limit: 10_000) }, expectation: ".tooLarge(10000)"),
+            Fault(
+                name: "over-the-size-limit-unannounced",
+                response: .ok(goodBody("big2"), contentType: framed)
+                    .behaving(.truncate(afterBodyBytes: payloadSize + 20, sendContentLength: false)),
+                maximumBodySize: 10_000, expected: { $0 == .tooLarge(limit: 10_000) }, expectation: ".tooLarge(10000)"),
+            Fault(
+                name: "wrong-content-type", response: .ok(goodBody("html"), contentType: "text/html; charset=utf-8"),
+                expected: isDecodingFailure, expectation: ".decodingFailed"),
+            Fault(
+                name: "captive-portal-page",
+                response: .ok(Data("<html><body>Please log in to the Wi-Fi</body></html>".utf8), contentType: "text/html"),
+                expected: isDecodingFailure, expectation: ".decodingFailed"),
+            Fault(
+                name: "empty-body", response: .ok(Data(), contentType: framed),
+                expected: isDecodingFailure, expectation: ".decodingFailed"),
+            Fault(
+                name: "empty-body-without-content-length",
+                response: .ok(Data(), contentType: framed).behaving(.truncate(afterBodyBytes: 0, sendContentLength: false)),
+                expected: isDecodingFailure, expectation: ".decodingFailed"),
+            Fault(
+                name: "204-no-content", response: .status(204),
+                expected: isDecodingFailure, expectation: ".decodingFailed (a 2xx without a body)"),
         ]
         for (index, code) in [400, 403, 404, 410, 429, 500, 502, 503].enumerated() {
-            faults.append(Fault(name: "\(code)-with-an-image-looking-body", response: status(code, body: index),
-                                expected: { $0 == .httpStatus(code: code) }, expectation: ".httpStatus(\(code))"))
+            faults.append(
+                Fault(
+                    name: "\(code)-with-an-image-looking-body", response: status(code, body: index),
+                    expected: { $0 == .httpStatus(code: code) }, expectation: ".httpStatus(\(code))"))
         }
         return faults
     }()
@@ -156,8 +173,9 @@ import TestSupport
         for user in users { manager.manage(user) }
         let told = await waitUntil { users.allSatisfy { $0.finalCallbackCount >= 1 } }
         guard tally.check(told, name, "not every user was told within \(waitBound) s (a hang)") else { return }
-        tally.check(users.allSatisfy { $0.finalCallbackCount == 1 }, name,
-                    "final callbacks per user: \(users.map(\.finalCallbackCount))")
+        tally.check(
+            users.allSatisfy { $0.finalCallbackCount == 1 }, name,
+            "final callbacks per user: \(users.map(\.finalCallbackCount))")
         tally.add(users.count, to: "users told")
 
         guard let expected = fault.expected else {
@@ -165,8 +183,9 @@ import TestSupport
             return
         }
         let errors = users.compactMap(\.errors.first)
-        tally.check(errors.count == users.count && errors.allSatisfy(expected), name,
-                    "expected \(fault.expectation), users got \(users.map(\.errors))")
+        tally.check(
+            errors.count == users.count && errors.allSatisfy(expected), name,
+            "expected \(fault.expectation), users got \(users.map(\.errors))")
         guard let error = errors.first else { return }
         if name != "redirect-loop" {
             tally.check(server.requestCount(for: path) == 1, name, "\(server.requestCount(for: path)) requests for one shared load")
@@ -192,8 +211,9 @@ import TestSupport
         let loadingEmpty = await waitUntil { manager.activeLoadCount == 0 && regularFiles(in: directory.url, under: "loading").isEmpty }
         tally.check(loadingEmpty, name, "a load or a partial file remained: \(regularFiles(in: directory.url, under: "loading"))")
         tally.check(manager.memoryCache.count == 0, name, "\(manager.memoryCache.count) objects in the memory cache")
-        tally.check(fileCache.statistics.count == 0 && fileCache.entry(forKey: request.dataKey) == nil, name,
-                    "\(fileCache.statistics.count) entries in the file cache")
+        tally.check(
+            fileCache.statistics.count == 0 && fileCache.entry(forKey: request.dataKey) == nil, name,
+            "\(fileCache.statistics.count) entries in the file cache")
         tally.check(regularFiles(in: directory.url, under: "ready").isEmpty, name, "files in ready/")
         tally.check(events.loadFailures.contains(error), name, "the event handler did not hear of the failure")
 
@@ -208,11 +228,13 @@ import TestSupport
         manager.manage(next)
         let recovered = await waitUntil { next.finalCallbackCount >= 1 }
         tally.check(recovered, name, "the good request after the fault did not finish (a hang)")
-        tally.check(next.objects.first?.bytes == FramedBody.payload(seed: "good-\(name)", count: 5_000), name,
-                    "the good request after the fault gave \(next.errors)")
+        tally.check(
+            next.objects.first?.bytes == FramedBody.payload(seed: "good-\(name)", count: 5_000), name,
+            "the good request after the fault gave \(next.errors)")
         tally.check(next.origins == [.network], name, "origin \(next.origins)")
-        tally.check(fileCache.entry(forKey: request.dataKey).flatMap { try? fileCache.readData(for: $0) } == good, name,
-                    "the good body is not in the file cache")
+        tally.check(
+            fileCache.entry(forKey: request.dataKey).flatMap { try? fileCache.readData(for: $0) } == good, name,
+            "the good body is not in the file cache")
         tally.check(manager.memoryCache.count == 1, name, "the good object is not in the memory cache")
     }
 
@@ -223,8 +245,9 @@ import TestSupport
     ) async {
         let name = fault.name
         let payload = FramedBody.payload(seed: "slow", count: payloadSize)
-        tally.check(users.allSatisfy { $0.objects.first?.bytes == payload && $0.errors.isEmpty }, name,
-                    "expected the object, users got \(users.map(\.errors))")
+        tally.check(
+            users.allSatisfy { $0.objects.first?.bytes == payload && $0.errors.isEmpty }, name,
+            "expected the object, users got \(users.map(\.errors))")
         tally.check(users.allSatisfy { $0.objects.first === users[0].objects.first }, name, "users got different instances")
         tally.check(manager.memoryCache.count == 1 && fileCache.statistics.count == 1, name, "the object was not cached")
         tally.check(users[0].progress.count > 5, name, "a drip of many chunks reported \(users[0].progress.count) progress events")

@@ -1,7 +1,8 @@
 import CrashPayload
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import ManagedCache
 
 /// Issue 6, item 7: two processes, one cache directory (an app and its extension). This process
@@ -37,8 +38,10 @@ import TestSupport
         let child: CrashWriterProcess
         do {
             cache = try kind.open(root, byteLimit: byteLimit, countLimit: countLimit)
-            child = try CrashWriterProcess(arguments: [root.path, kind.rawValue, String(seed), "share", String(childIterations),
-                                                       "shared-", String(byteLimit), String(countLimit)])
+            child = try CrashWriterProcess(arguments: [
+                root.path, kind.rawValue, String(seed), "share", String(childIterations),
+                "shared-", String(byteLimit), String(countLimit),
+            ])
         } catch {
             tally.check(false, name, "setup failed: \(error)")
             return
@@ -88,10 +91,12 @@ import TestSupport
         let childReads = child.readSummary
         tally.check(childReads != nil, name, "the child did not report its reads")
         tally.check(childReads?.wrong == 0, name, "the child read wrong bytes \(childReads?.wrong ?? -1) times")
-        tally.check(child.commits.count > 100 && operations > 100, name,
-                    "too little overlap: \(child.commits.count) child commits, \(operations) parent operations")
+        tally.check(
+            child.commits.count > 100 && operations > 100, name,
+            "too little overlap: \(child.commits.count) child commits, \(operations) parent operations")
         tally.add(operations + childIterations, to: "operations")
-        tally.add(parentReads.good + parentReads.stale + parentReads.wrong + (childReads.map { $0.good + $0.stale + $0.wrong } ?? 0), to: "reads")
+        tally.add(
+            parentReads.good + parentReads.stale + parentReads.wrong + (childReads.map { $0.good + $0.stale + $0.wrong } ?? 0), to: "reads")
         tally.add(parentReads.stale + (childReads?.stale ?? 0), to: "stale reads")
         tally.add(parentReads.wrong + (childReads?.wrong ?? 0), to: "wrong reads")
 
@@ -109,8 +114,9 @@ import TestSupport
     private static func check(_ cache: any FileCaching, name: String, root: URL, tally: ReliabilityTally) {
         let entries = cache.entriesByRecency(limit: .max)
         let statistics = cache.statistics
-        tally.check(statistics.count <= countLimit && statistics.totalBytes <= byteLimit, name,
-                    "over the limits: \(statistics) (limits \(countLimit) entries, \(byteLimit) bytes)")
+        tally.check(
+            statistics.count <= countLimit && statistics.totalBytes <= byteLimit, name,
+            "over the limits: \(statistics) (limits \(countLimit) entries, \(byteLimit) bytes)")
         tally.check(statistics.count == entries.count, name, "statistics \(statistics) for \(entries.count) entries")
         for entry in entries {
             tally.add(1, to: "entries checked")
@@ -119,7 +125,8 @@ import TestSupport
             tally.check(data != nil && data == expected, name, "\(entry.key) reads back wrong")
         }
         let ready = readyFiles(root)
-        tally.check(ready == entries.map { relativePath(of: $0, in: root) }.sorted(), name,
-                    "ready/ holds \(ready.count) files for \(entries.count) entries")
+        tally.check(
+            ready == entries.map { relativePath(of: $0, in: root) }.sorted(), name,
+            "ready/ holds \(ready.count) files for \(entries.count) entries")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ImageFixtures
 import ManagedCacheUIKit
 import Testing
 

@@ -1,8 +1,8 @@
 import Foundation
 import ManagedCache
 import ManagedCacheUIKit
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ImageDecoderTests {
     @Test(arguments: RealImageFixture.all)
@@ -10,7 +10,7 @@ import TestSupport
         let data = try fixture.data()
         let image = try ImageDecoder().decodeImage(data)
         #expect(image.format == fixture.expected.format)
-        #expect(image.pixelSize == PixelSize(width: fixture.expected.pixelWidth, height: fixture.expected.pixelHeight))
+        #expect(image.pixelSize == fixture.expected.orientedPixelSize)  // upright (EXIF 5–8 swap)
         #expect(image.frameCount == fixture.expected.frameCount)
         #expect(image.encodedData == data)
         #expect(image.transformations.isEmpty)

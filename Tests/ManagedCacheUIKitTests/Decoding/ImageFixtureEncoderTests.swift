@@ -1,4 +1,5 @@
 import Foundation
+import ImageFixtures
 import ManagedCacheUIKit
 import Testing
 
@@ -14,7 +15,8 @@ import Testing
     }
 
     @Test func anEncodedPNGCarriesExactlyThePixelsAskedFor() throws {
-        let width = 300, height = 250  // over 65,535 bytes of scanlines, so several stored blocks
+        let width = 300
+        let height = 250  // over 65,535 bytes of scanlines, so several stored blocks
         func color(_ x: Int, _ y: Int) -> (UInt8, UInt8, UInt8, UInt8) {
             (UInt8(x % 251), UInt8(y % 241), UInt8((x * y) % 256), UInt8((x + y) % 256))
         }

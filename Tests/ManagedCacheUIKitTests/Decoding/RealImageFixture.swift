@@ -28,6 +28,10 @@ struct RealImageFixture: Sendable, CustomTestStringConvertible {
         ),
         RealImageFixture(fileName: "baseline.jpg", expected: ImageInfo(format: .jpeg, pixelWidth: 64, pixelHeight: 48)),
         RealImageFixture(fileName: "progressive.jpg", expected: ImageInfo(format: .jpeg, pixelWidth: 64, pixelHeight: 48)),
+        RealImageFixture(
+            fileName: "rotated.jpg",
+            expected: ImageInfo(format: .jpeg, pixelWidth: 64, pixelHeight: 48, orientation: .right)
+        ),
         RealImageFixture(fileName: "still.gif", expected: ImageInfo(format: .gif, pixelWidth: 32, pixelHeight: 24)),
         RealImageFixture(
             fileName: "animated.gif",

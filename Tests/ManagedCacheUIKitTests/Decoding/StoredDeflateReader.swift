@@ -28,7 +28,8 @@ enum StoredDeflateReader {
         guard offset + 4 == zlib.count else { throw Failure(description: "bytes after the final block") }
         let stored = zlib[offset...].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         // Adler-32 the slow, obvious way.
-        var low: UInt32 = 1, high: UInt32 = 0
+        var low: UInt32 = 1
+        var high: UInt32 = 0
         for byte in output {
             low = (low + UInt32(byte)) % 65_521
             high = (high + low) % 65_521

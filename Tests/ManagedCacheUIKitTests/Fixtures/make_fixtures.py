@@ -44,6 +44,20 @@ def frames(width, height, count, mode):
     return [pattern(width, height, mode, phase=index * 2.0) for index in range(count)]
 
 
+def save_animation(images, name, durations, loop, quantize=False, **options):
+    """Saves `images` as one animated file with per-frame `durations` in milliseconds; `loop` is
+    Pillow's loop option (None leaves it out)."""
+    if quantize:
+        images = [image.quantize(colors=32) for image in images]
+    if loop is not None:
+        options["loop"] = loop
+    path = os.path.join(HERE, name)
+    images[0].save(path, save_all=True, append_images=images[1:], duration=durations, **options)
+    size = os.path.getsize(path)
+    assert size <= 20 * 1024, f"{name} is {size} bytes"
+    print(f"{name}: {images[0].size[0]}x{images[0].size[1]}, {len(images)} images, {size} bytes")
+
+
 def main():
     # PNG: 8-bit RGBA, odd width so rows are not a multiple of any word size.
     save(pattern(37, 23, "RGBA"), "rgba.png")
@@ -60,6 +74,11 @@ def main():
     save(pattern(64, 48, "RGB"), "baseline.jpg", quality=85, restart_marker_rows=1)
     # JPEG: progressive (several SOS scans).
     save(pattern(64, 48, "RGB"), "progressive.jpg", quality=85, progressive=True)
+    # JPEG: a portrait photo as cameras store it, 64x48 landscape pixels with EXIF orientation 6
+    # (turn 90 degrees clockwise): upright it is 48x64.
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    save(pattern(64, 48, "RGB"), "rotated.jpg", quality=85, exif=exif.tobytes())
     # GIF: a single frame with a global colour table.
     save(pattern(32, 24, "RGB").quantize(colors=32), "still.gif")
     # GIF: three frames, looping forever.
@@ -82,6 +101,20 @@ def main():
         save_all=True, append_images=webp_frames[1:], duration=100, loop=0, quality=80,
     )
     print(f"animated.webp: 20x12, {os.path.getsize(os.path.join(HERE, 'animated.webp'))} bytes")
+    # Animation timing (issue 18.3): per-frame durations, tiny GIF delays and loop counts.
+    # GIF: delays of 0, 10, 20 and 110 ms (Pillow writes no graphic control extension for the
+    # first frame, then hundredths 1, 2 and 11) and NETSCAPE2.0 loop count 2. Browsers play the
+    # two tiny delays at 100 ms and the file three times.
+    save_animation(frames(24, 16, 4, "RGB"), "timed.gif", [0, 10, 20, 110], loop=2, quantize=True)
+    # GIF: two frames of 50 ms with no NETSCAPE2.0 block: it plays once.
+    save_animation(frames(24, 16, 2, "RGB"), "once.gif", [50, 50], loop=None, quantize=True)
+    # APNG: delays of 10, 40 and 250 ms (fcTL delay_num/delay_den), acTL num_plays 3.
+    save_animation(frames(16, 12, 3, "RGBA"), "timed.png", [10, 40, 250], loop=3)
+    # APNG whose IDAT default image is not part of the animation (no fcTL before it): two frames
+    # of 30 and 70 ms, looping forever.
+    save_animation(frames(16, 12, 3, "RGBA"), "default-image.png", [30, 70], loop=0, default_image=True)
+    # WebP: ANMF durations of 10, 60 and 200 ms, ANIM loop count 2.
+    save_animation(frames(20, 12, 3, "RGB"), "timed.webp", [10, 60, 200], loop=2, quality=80)
 
 
 if __name__ == "__main__":

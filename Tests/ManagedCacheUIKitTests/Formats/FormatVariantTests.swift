@@ -1,8 +1,8 @@
 import Foundation
 import ManagedCache
 import ManagedCacheUIKit
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct FormatVariantTests {
     /// A format whose post-transform counts its runs and records itself in the image.
@@ -18,7 +18,8 @@ import TestSupport
         try scriptPNG(loader, "photo", seed: 7, held: true)
         let manager = makeImageManager(loader: loader)
         let url = ScriptedDataLoader.url("photo")
-        let thumbRuns = Counter(), largeRuns = Counter()
+        let thumbRuns = Counter()
+        let largeRuns = Counter()
         let thumb = countingFormat("thumb", runs: thumbRuns, size: PixelSize(width: 4, height: 4))
         let large = countingFormat("large", runs: largeRuns)
 
@@ -40,8 +41,11 @@ import TestSupport
         #expect(images[2] == images[0], "users of one format share one image")
 
         let keys = Set(manager.memoryCache.keysByRecency)
-        #expect(keys == [ObjectKey(dataKey: url.absoluteString, variant: "image/thumb"),
-                         ObjectKey(dataKey: url.absoluteString, variant: "image/large")])
+        #expect(
+            keys == [
+                ObjectKey(dataKey: url.absoluteString, variant: "image/thumb"),
+                ObjectKey(dataKey: url.absoluteString, variant: "image/large"),
+            ])
         #expect(manager.cachedImage(for: url, format: thumb) == images[0])
         #expect(manager.cachedImage(for: url, format: large) == images[1])
         #expect(manager.cachedImage(for: url) == nil, "the original is not decoded when nobody asks for it")
@@ -53,8 +57,9 @@ import TestSupport
     }
 
     @Test func onLinuxFormatsAreKeptInMemoryOnlyButAPixelBackendStoresVariants() throws {
-        let format = ImageCacheFormat(name: "thumb", size: PixelSize(width: 2, height: 2), compressionQuality: 0.4,
-                                      keepsOriginal: false)
+        let format = ImageCacheFormat(
+            name: "thumb", size: PixelSize(width: 2, height: 2), compressionQuality: 0.4,
+            keepsOriginal: false)
         let structural = ImageDecoder(format: format, backend: StructuralImageDecoding())
         #expect(!structural.storesVariant)
         #expect(structural.encodedVariant(of: try decodedPNG()) == nil)
@@ -80,8 +85,9 @@ import TestSupport
 
         #expect(image.pixelSize == PixelSize(width: 4, height: 4))
         #expect(image.transformations == ["pre 16×8", "resized to 4×4 (aspectFill)", "post 4×4"])
-        let plan = ImageResizePlan(source: PixelSize(width: 16, height: 8), target: PixelSize(width: 4, height: 4),
-                                   scaleMode: .aspectFill)
+        let plan = ImageResizePlan(
+            source: PixelSize(width: 16, height: 8), target: PixelSize(width: 4, height: 4),
+            scaleMode: .aspectFill)
         #expect(backend.calls == [.decode(maximumPixelDimension: 8), .resize(plan)])
     }
 

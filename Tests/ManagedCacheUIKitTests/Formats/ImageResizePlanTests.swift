@@ -57,6 +57,6 @@ import Testing
         let format = ImageCacheFormat.viewFormat(pixelSize: PixelSize(width: 320, height: 240), scaleMode: .aspectFit)
         #expect(format.name == "view-320×240-aspectFit")
         #expect(format.variantIdentifier == "image/view-320×240-aspectFit")
-        #expect(format.allowsUpscaling)
+        #expect(!format.allowsUpscaling)
     }
 }

@@ -20,8 +20,12 @@ import TestSupport
         pushedOut.delegate = delegate
 
         pushedOut.load(url: ScriptedDataLoader.url("1"))
-        // Let the first chunk's progress arrive, so that nothing is in flight when the load is pushed out.
-        #expect(await waitUntil { recorder.callbacks.contains { if case .progress = $0 { true } else { false } } })
+        // Let the first chunk's progress arrive, so that nothing is in flight when the load is
+        // pushed out (the response's 0-byte progress comes before it: wait for bytes).
+        #expect(
+            await waitUntil {
+                recorder.callbacks.contains { if case .progress(let progress) = $0 { progress.receivedBytes > 0 } else { false } }
+            })
         let other = ManagedImageView(manager: manager)
         other.load(url: ScriptedDataLoader.url("2"))
 

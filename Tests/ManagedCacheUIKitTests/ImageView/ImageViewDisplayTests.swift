@@ -26,7 +26,8 @@ import TestSupport
         #expect(await waitUntil { view.displayed == .image(image) })
 
         let displays = recorder.displays
-        #expect(displays.last == ImageViewDisplay(content: .image(image)))
+        #expect(
+            displays.last == ImageViewDisplay(content: .image(image), transition: .fade), "it arrived after the placeholder: it fades in")
         #expect(displays.dropLast().allSatisfy { $0.content == .placeholder(placeholder) && $0.isActivityIndicatorVisible })
         #expect(!view.isActivityIndicatorVisible)
         #expect(recorder.callbacks.last == .imageSet(image, .network))
@@ -67,8 +68,12 @@ import TestSupport
         let recorder = ViewRecorder(view)
 
         view.load(url: ScriptedDataLoader.url("a"))
-        #expect(await waitUntil { view.progress != nil })
+        // The response's 0-byte progress may be displayed first: wait for the held half (the
+        // load cannot pass it until released), and for its callback, which the view delivers
+        // after it renders.
         let expected = LoadProgress(receivedBytes: total / 2, expectedBytes: total)
+        #expect(await waitUntil { view.progress == expected })
+        #expect(await waitUntil { recorder.callbacks.last == .progress(expected) })
         #expect(view.progress == expected)
         #expect(view.isActivityIndicatorVisible)
         #expect(view.displayed == .empty, "no placeholder set: nothing but the spinner")

@@ -19,6 +19,7 @@ import TestSupport
         defer { gate.open() }
         var configuration = ObjectManager.Configuration.images()
         configuration.policy.retry = .none
+        configuration.policy.timeout = 300  // gates hold loads open: no idle timer may end them
         let manager = ObjectManager(configuration: configuration)
         let view = ManagedImageView(manager: manager)
         let recorder = ViewRecorder(view)

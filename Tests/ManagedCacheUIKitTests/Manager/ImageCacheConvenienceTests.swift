@@ -1,9 +1,9 @@
 import Foundation
 import ManagedCache
-import ManagedCacheUIKit
 import ManagedCacheLocking
-import Testing
+import ManagedCacheUIKit
 import TestSupport
+import Testing
 
 /// JMImageCache's "return the image now if cached, else call back", on `ObjectManager`.
 @Suite struct ImageCacheConvenienceTests {
@@ -37,6 +37,30 @@ import TestSupport
         #expect(loader.requestCount("a") == 1)
     }
 
+    /// Issue 11.2: the UIKit form's completion is `@MainActor` in its type (it may touch views)
+    /// and runs there (on the main queue); a hit returns at once without calling it.
+    @MainActor @Test func theMainActorFormCallsBackOnTheMainThread() async throws {
+        let loader = ScriptedDataLoader()
+        let expected = try scriptPNG(loader, "m", seed: 3)
+        let manager = makeImageManager(loader: loader)
+        let url = ScriptedDataLoader.url("m")
+        let results = Results()
+        let onMainThread = Lock<[Bool]>([])
+
+        #expect(
+            manager.image(
+                for: url,
+                onMainActor: { result in
+                    onMainThread.withLock { $0.append(MainQueueMarker.isOnMainQueue) }
+                    results.append(result)
+                }) == nil)
+        #expect(await waitUntil { results.all.count == 1 })
+        #expect(try results.all[0].get() == expected)
+        #expect(onMainThread.withLock { $0 } == [true])
+        #expect(manager.image(for: url, onMainActor: { results.append($0) }) == expected)
+        #expect(results.all.count == 1)
+    }
+
     @Test func aFailureReachesTheCompletionWithItsTypedError() async {
         let loader = ScriptedDataLoader()
         loader.script("missing", .failure(.httpStatus(code: 404)))
@@ -61,10 +85,34 @@ import TestSupport
         #expect(manager.cachedImage(for: url) == expected)
     }
 
-    @Test func theDefaultImageManagerIsSharedUntilReplaced() {
-        #expect(ObjectManager.defaultImageManager === ObjectManager.shared)
+    @Test func imageConfigurationsAreTunedForImages() {
         let configuration = ObjectManager.Configuration.images(memoryCacheCostLimit: 1 << 20)
         #expect(configuration.memoryCacheCostLimit == 1 << 20)
+        #expect(configuration.memoryCacheCountLimit == 500)
         #expect(configuration.loadingBufferSize == 12)
+        #expect(configuration.fileCache == nil)
+    }
+
+    /// Issue 14.6: with no manager given, image views get an image-tuned manager that keeps its
+    /// downloads in a file cache, in the user's caches directory.
+    @Test func theDefaultImageConfigurationKeepsDownloadsInAFileCache() throws {
+        let directory = TemporaryDirectory()
+        let configuration = ObjectManager.Configuration.defaultImages(directory: directory.url.appendingPathComponent("images"))
+        #expect(configuration.memoryCacheCountLimit == 500)
+        let cache = try #require(configuration.fileCache as? BigFileCache)
+        #expect(cache.configuration.byteLimit == 256 << 20)
+        #expect(cache.configuration.maximumAge == TimeInterval(7 * 24 * 3_600))
+        #expect(FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("images").path))
+        let caches = try #require(FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first)
+        #expect(ObjectManager.Configuration.defaultImageCacheDirectory.path.hasPrefix(caches.path))
+    }
+
+    @Test func aDefaultImageConfigurationWorksWithoutItsDirectory() throws {
+        let directory = TemporaryDirectory()
+        let blocker = directory.url.appendingPathComponent("file")
+        try Data("not a directory".utf8).write(to: blocker)
+        let configuration = ObjectManager.Configuration.defaultImages(directory: blocker.appendingPathComponent("images"))
+        #expect(configuration.fileCache == nil)
+        #expect(configuration.memoryCacheCountLimit == 500)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import ManagedCacheUIKit
 import ManagedCacheLocking
+import ManagedCacheUIKit
 
 /// An `ImageDecoding` backend that pretends to have pixels, so Linux tests can follow the format
 /// pipeline an Apple backend runs (downsampled decode, resize, re-encode). It records its calls;
@@ -25,8 +25,9 @@ final class FakePixelBackend: ImageDecoding {
 
     func resize(_ image: DecodedImage, with plan: ImageResizePlan) -> DecodedImage? {
         recorded.withLock { $0.append(.resize(plan)) }
-        let info = ImageInfo(format: image.format ?? .png, pixelWidth: plan.canvasSize.width,
-                             pixelHeight: plan.canvasSize.height, frameCount: image.frameCount)
+        let info = ImageInfo(
+            format: image.format ?? .png, pixelWidth: plan.canvasSize.width,
+            pixelHeight: plan.canvasSize.height, frameCount: image.frameCount)
         return DecodedImage(info: info, encodedData: nil, transformations: image.transformations)
     }
 

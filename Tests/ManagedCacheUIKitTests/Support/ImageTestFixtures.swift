@@ -1,4 +1,5 @@
 import Foundation
+import ImageFixtures
 import ManagedCache
 import ManagedCacheUIKit
 import TestSupport
@@ -13,7 +14,9 @@ func makeImageManager(
     configuration.dataLoader = loader
     configuration.loadingBufferSize = bufferSize
     configuration.policy.retry = .none
+    configuration.policy.timeout = 300  // held scripts: see makeScriptedManager
     configuration.policy.failureMemoryInterval = 0
+    configuration.synchronousFileReadTimeBudget = 3_600  // see makeScriptedManager
     configure(&configuration)
     return ObjectManager(configuration: configuration)
 }

@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
-import ManagedCacheUIKit
 import ManagedCacheLocking
+import ManagedCacheUIKit
 
 /// Attaches to a headless `ManagedImageView` and records every display-hook call and callback,
 /// in order, for tests to assert on.

@@ -4,7 +4,8 @@ import Foundation
 /// expiry heap. Plain data, guarded by `CacheStore`'s mutex; nothing here does I/O.
 ///
 /// Slots live in one array and are linked by index, so a hit moves no memory and allocates nothing.
-struct CacheIndex {
+/// Sendable: a deferred opening builds one outside the mutex and moves it in.
+struct CacheIndex: Sendable {
     private(set) var slots: [IndexSlot] = []
     private var freeSlots: [Int32] = []
     private var positions: [IndexKey: Int32] = [:]
@@ -56,9 +57,10 @@ struct CacheIndex {
     mutating func insert(_ record: EntryRecord, bucket: Int, recordBytes size: Int) -> (slot: Int32, replaced: IndexSlot?) {
         let expires = expiry(created: record.created, metadata: record.metadata)
         useCounter += 1
-        let slotValue = IndexSlot(record: record, expires: expires, useSequence: useCounter, bucket: Int32(bucket),
-                                  newer: -1, older: -1, recordBytes: Int32(clamping: size), live: true,
-                                  touchPending: false)
+        let slotValue = IndexSlot(
+            record: record, expires: expires, useSequence: useCounter, bucket: Int32(bucket),
+            newer: -1, older: -1, recordBytes: Int32(clamping: size), live: true,
+            touchPending: false)
         let slot: Int32
         if let reused = freeSlots.popLast() {
             slot = reused
@@ -137,6 +139,27 @@ struct CacheIndex {
         if expires.isFinite {
             expiries.push(ExpiryItem(expires: expires, slot: slot, version: record.id.version))
         }
+    }
+
+    /// Records where the entry's `add` record starts in the journal (its metadata and
+    /// verification records, if any, come later).
+    mutating func setAddOffset(_ slot: Int32, _ offset: Int) {
+        slots[Int(slot)].offsets = JournalOffsets(add: JournalOffsets.stored(offset))
+    }
+
+    /// Replaces the entry's journal offsets (after compaction).
+    mutating func setOffsets(_ slot: Int32, _ offsets: JournalOffsets) {
+        slots[Int(slot)].offsets = offsets
+    }
+
+    /// Records where the entry's latest `metadata` record starts in the journal.
+    mutating func setMetadataOffset(_ slot: Int32, _ offset: Int) {
+        slots[Int(slot)].offsets.metadata = JournalOffsets.stored(offset)
+    }
+
+    /// Records where the entry's latest `verified` record starts in the journal.
+    mutating func setVerifiedOffset(_ slot: Int32, _ offset: Int) {
+        slots[Int(slot)].offsets.verified = JournalOffsets.stored(offset)
     }
 
     mutating func setTouchPending(_ slot: Int32, _ pending: Bool) {

@@ -1,8 +1,16 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where everything of one cache lives on disk.
 ///
 /// ```
 /// root/
 ///   journal         the index: an append-only log of records, replaced atomically when compacted
+///   journal.lookup  where each key's records are in the journal: a hint for the first lookups
+///                   after an opening (`JournalLookupTable`), written at compaction and closing
 ///   lock            flock target: journal appends, compaction and promotions into ready/ hold it
 ///   session.lock    every open instance holds it shared; holding it exclusively means "alone"
 ///   sessions/       one file per open instance, deleted when it closes cleanly: a file left
@@ -59,6 +67,18 @@ struct CacheLayout: Sendable {
     /// The full path of an entry's file.
     func path(for id: FileID) -> String {
         bucketDirectories[bucket(of: id)] + "/" + id.fileName
+    }
+
+    /// Renames a finished write from `loading/` to its place in `ready/`, creating `ready/` and
+    /// the bucket directory when missing (they are created on first use, and again after
+    /// `removeAll`). Returns 0, or the `errno` of the failure.
+    func promote(_ temporaryPath: String, id: FileID) -> Int32 {
+        let destination = path(for: id)
+        var error = Posix.renameItem(temporaryPath, destination)
+        if error == ENOENT, Posix.makeDirectory(ready) == 0, Posix.makeDirectory(bucketDirectories[bucket(of: id)]) == 0 {
+            error = Posix.renameItem(temporaryPath, destination)
+        }
+        return error
     }
 
     /// A new path in `loading/` for an in-progress write.

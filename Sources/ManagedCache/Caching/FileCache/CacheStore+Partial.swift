@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// Resumable downloads: an interrupted download's bytes are kept in `partial/` so the next
 /// request for the key fetches only the rest.
@@ -26,9 +27,9 @@ extension CacheStore {
     func partialDownload(forKey key: String) -> PartialDownload? {
         let paths = partialPaths(forKey: key)
         guard let info = FileManager.default.contents(atPath: paths.info),
-              let newline = info.firstIndex(of: 0x0A),
-              info[info.index(after: newline)...].elementsEqual(key.utf8),
-              let status = Posix.status(paths.data), status.st_size > 0
+            let newline = info.firstIndex(of: 0x0A),
+            info[info.index(after: newline)...].elementsEqual(key.utf8),
+            let status = Posix.status(paths.data), status.st_size > 0
         else { return nil }
         let validator = String(decoding: info[..<newline], as: UTF8.self)
         return PartialDownload(key: key, byteCount: Int(status.st_size), validator: validator)
@@ -44,14 +45,14 @@ extension CacheStore {
         _ = Posix.unlinkItem(paths.info)
         guard moved == 0 else { throw .io(operation: "resume: move into loading/", errno: moved) }
         // The checksum covers the whole entry: read back what is kept.
-        var checksum = CRC32()
+        var checksum = XXH64()
         guard let handle = FileHandle(forReadingAtPath: temporary) else {
             _ = Posix.unlinkItem(temporary)
             throw .io(operation: "resume: read the kept bytes", errno: EIO)
         }
         var size = 0
         while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            checksum.update(chunk)
+            chunk.withUnsafeBytes { checksum.update($0) }
             size += chunk.count
         }
         try? handle.close()
@@ -61,8 +62,9 @@ extension CacheStore {
             _ = Posix.unlinkItem(temporary)
             throw .io(operation: "resume: reopen the kept bytes", errno: descriptor < 0 ? -descriptor : EIO)
         }
-        return StoreWriter(store: self, key: partial.key, id: FileID.makeNew(forKey: partial.key), temporaryPath: temporary,
-                           descriptor: descriptor, initialSize: size, initialChecksum: checksum)
+        return StoreWriter(
+            store: self, key: partial.key, id: FileID.makeNew(forKey: partial.key), temporaryPath: temporary,
+            descriptor: descriptor, initialSize: size, initialChecksum: checksum)
     }
 
     func discardPartialDownload(forKey key: String) {
@@ -82,7 +84,8 @@ extension CacheStore {
         info.append(0x0A)
         info.append(contentsOf: key.utf8)
         guard (try? info.write(to: URL(fileURLWithPath: paths.info), options: .atomic)) != nil,
-              Posix.renameItem(temporaryPath, paths.data) == 0 else {
+            Posix.renameItem(temporaryPath, paths.data) == 0
+        else {
             _ = Posix.unlinkItem(temporaryPath)
             _ = Posix.unlinkItem(paths.info)
             return
@@ -101,8 +104,9 @@ extension CacheStore {
         let parts = names.filter { $0.hasSuffix(".part") }
         guard parts.count > Self.maximumPartials else { return }
         let byAge = parts.sorted { first, second in
-            let a = Posix.status(partialDirectory + "/" + first)?.st_mtim.tv_sec ?? 0
-            let b = Posix.status(partialDirectory + "/" + second)?.st_mtim.tv_sec ?? 0
+            // FileStamp reads the modification time under its Glibc or Darwin name.
+            let a = Posix.status(partialDirectory + "/" + first).map { FileStamp($0).modified } ?? 0
+            let b = Posix.status(partialDirectory + "/" + second).map { FileStamp($0).modified } ?? 0
             return a < b
         }
         for name in byAge.prefix(parts.count - Self.maximumPartials) {
@@ -112,8 +116,8 @@ extension CacheStore {
     }
 }
 
-private extension String {
-    func leftPadded(to length: Int) -> String {
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
         count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }

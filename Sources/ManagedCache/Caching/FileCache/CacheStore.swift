@@ -1,58 +1,115 @@
+import Foundation
+import ManagedCacheLocking
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import ManagedCacheLocking
 
 /// The machinery `FileCache` and `BigFileCache` share: one directory, its journal, the
 /// in-memory index and the operations of `FileCaching`. The two public classes differ only in
 /// layout (one directory or 256 buckets) and in how they enforce limits (strict LRU or a tenth
 /// of the buckets per pass), both of which are decided by `CacheLayout.Kind`.
 ///
-/// Concurrency: all state is in one `Mutex`. File data never moves under it: a writer streams
-/// into its own temporary file, a reader opens and reads the entry's file after copying the
-/// record out. The mutex covers index changes, journal appends and renames into `ready/`; file
-/// deletions are queued and done after it is released.
+/// Concurrency: all state is behind one lock (`state`). File data never moves under
+/// it: a writer streams into its own temporary file, a reader opens and reads the entry's file
+/// after copying the record out. The mutex covers index changes and journal appends; a commit's
+/// rename into `ready/` happens between two locked steps, with the journal lock held throughout
+/// (see `commit`); file deletions are queued and done after it is released.
+///
+/// Opening: a clean opening returns before the journal is replayed into the index; the replay
+/// runs on a thread of its own, and lookups that come before it has finished are answered by
+/// scanning the journal for their key (see `CacheStore+Opening`). Every other operation, a lookup
+/// that finds nothing included, first waits for the replay, so misses, limits and everything
+/// written are decided on the complete index, as before.
 final class CacheStore: Sendable {
     let layout: CacheLayout
-    private let clock: @Sendable () -> Date
-    private let state: Lock<StoreState>
+    let clock: @Sendable () -> Date
+    /// The state behind its lock, in an object of its own: the opening's background thread
+    /// (`CacheStore+Opening`) installs the replayed index into it and never holds the store
+    /// itself. A thread that upgraded a weak reference to the store for the install would, if the
+    /// app released the cache meanwhile, run the store's `deinit` (which closes the cache and
+    /// releases its session lock) only when the install returned; an instance opened in between
+    /// would find the directory still in use and skip the reconciliation a crashed instance calls
+    /// for. Holding this object instead keeps "releasing the cache closes it at once" true.
+    let state: SharedLock<StoreState>
+    /// For the tests: runs inside `commit`, after the rename into `ready/` and before the record
+    /// is journaled (what a reconciliation or `removeAll` must not get wrong).
+    let betweenRenameAndRecord = Lock<(@Sendable () -> Void)?>(nil)
 
     /// Opens (creating if needed) the cache in `directory`.
-    init(directory: URL, kind: CacheLayout.Kind, limits: CacheLimits, clock: @escaping @Sendable () -> Date) throws(FileCacheError) {
+    init(
+        directory: URL, kind: CacheLayout.Kind, limits: CacheLimits, clock: @escaping @Sendable () -> Date,
+        replaysInBackground: Bool = true
+    ) throws(FileCacheError) {
         let layout = CacheLayout(root: directory.standardizedFileURL.path, kind: kind)
         var initial = StoreState(layout: layout, limits: limits)
         do {
-            try initial._attach(initialOpen: true, now: clock().timeIntervalSinceReferenceDate)
+            try initial._attach(initialOpen: true, now: clock().timeIntervalSinceReferenceDate, deferringReplay: true)
         } catch {
             initial._close()
             throw error
         }
+        let opening = initial.opening
+        let (files, trees) = (initial.pendingUnlinks, initial.pendingTreeRemovals)
+        initial.pendingUnlinks.removeAll()
+        initial.pendingTreeRemovals.removeAll()
         self.layout = layout
         self.clock = clock
-        state = Lock(initial)
-        _ = try? withState { _ in }  // performs the deletions the open queued
+        state = SharedLock(initial)
+        Self.delete(files, trees)  // what the opening queued
+        if let opening, replaysInBackground { startOpening(opening) }
     }
 
+    /// Whether the opening's replay has not finished yet (for the tests).
+    var isOpening: Bool { state.withLock { $0.opening != nil } }
+
+    /// Whether lookups before the replay use the journal's lookup table (for the tests).
+    var openingUsesLookupTable: Bool { state.withLock { $0.opening?.snapshot.table != nil } }
+
     deinit {
+        if let opening = state.withLock({ $0.opening }) { completeOpening(opening) }
         state.withLock { $0._close() }
     }
 
-    /// Runs `body` on the locked state, then deletes the files it queued, outside the lock.
-    func withState<T: Sendable>(_ body: @Sendable (inout StoreState) throws(FileCacheError) -> T) throws(FileCacheError) -> T {
-        let (result, files, trees) = state.withLock { state in
+    /// What `attempt` did: ran the body, or found the opening unfinished.
+    enum Attempt<T> {
+        case done(Result<T, FileCacheError>)
+        case opening(OpeningReplay)
+    }
+
+    /// Runs `body` on the locked state and deletes the files it queued, outside the lock; or, while
+    /// the opening's replay has not finished, returns it without running `body`.
+    func attempt<T: Sendable>(_ body: @Sendable (inout StoreState) throws(FileCacheError) -> T) -> Attempt<T> {
+        let (attempt, files, trees) = state.withLock { state -> (Attempt<T>, [String], [String]) in
+            if let opening = state.opening { return (.opening(opening), [], []) }
             let result = Result<T, FileCacheError> { () throws(FileCacheError) -> T in try body(&state) }
             let files = state.pendingUnlinks
             let trees = state.pendingTreeRemovals
             state.pendingUnlinks.removeAll()
             state.pendingTreeRemovals.removeAll()
-            return (result, files, trees)
+            return (.done(result), files, trees)
         }
+        Self.delete(files, trees)
+        return attempt
+    }
+
+    /// Runs `body` on the locked state (once the opening's replay has finished), then deletes the
+    /// files it queued, outside the lock.
+    func withState<T: Sendable>(_ body: @Sendable (inout StoreState) throws(FileCacheError) -> T) throws(FileCacheError) -> T {
+        while true {
+            switch attempt(body) {
+            case .done(let result): return try result.get()
+            case .opening(let job): completeOpening(job)
+            }
+        }
+    }
+
+    /// Deletes files and trees whose removal is journaled.
+    static func delete(_ files: [String], _ trees: [String]) {
         for path in files { Posix.unlinkItem(path) }
         for tree in trees { Posix.removeTree(tree) }
-        return try result.get()
     }
 
     /// The current time for expiry, as the configuration's clock tells it.
@@ -60,9 +117,10 @@ final class CacheStore: Sendable {
 
     /// The public description of a record.
     func makeEntry(_ record: EntryRecord, url: URL? = nil) -> FileCacheEntry {
-        FileCacheEntry(key: record.key, fileURL: url ?? URL(fileURLWithPath: layout.path(for: record.id), isDirectory: false),
-                       byteCount: record.size, createdAt: Date(timeIntervalSinceReferenceDate: record.created),
-                       metadata: record.metadata)
+        FileCacheEntry(
+            key: record.key, fileURL: url ?? URL(fileURLWithPath: layout.path(for: record.id), isDirectory: false),
+            byteCount: record.size, createdAt: Date(timeIntervalSinceReferenceDate: record.created),
+            metadata: record.metadata)
     }
 
     /// Marks the cache as needing recovery before its next operation.
@@ -74,10 +132,16 @@ final class CacheStore: Sendable {
 
     func entry(forKey key: String) -> FileCacheEntry? {
         let now = self.now
-        guard let (record, location) = try? withState({ state throws(FileCacheError) in state._lookup(key, now: now) }) else {
-            return nil
+        while true {
+            switch attempt({ state throws(FileCacheError) in state._lookup(key, now: now) }) {
+            case .done(let result):
+                guard let (record, location) = try? result.get() else { return nil }
+                return makeEntry(record, url: location.url)
+            case .opening(let job):
+                if let early = earlyEntry(forKey: key, job: job, now: now) { return early }
+                completeOpening(job)
+            }
         }
-        return makeEntry(record, url: location.url)
     }
 
     func makeWriter(forKey key: String) throws(FileCacheError) -> StoreWriter {
@@ -103,14 +167,22 @@ final class CacheStore: Sendable {
         return StoreWriter(store: self, key: key, id: FileID.makeNew(forKey: key), temporaryPath: path, descriptor: descriptor)
     }
 
-    /// Called by a writer: promotes its temporary file and journals the entry.
+    /// Called by a writer: promotes its temporary file and journals the entry, in three steps.
+    ///
+    /// Why not one: the rename into `ready/` took 1–1.5 ms on the ext4 disk of a busy test machine
+    /// (measured, issue 20), and every lookup, a synchronous one inside `manage` included, waits
+    /// for this mutex. So the mutex covers registering the promotion (the journal lock is taken
+    /// and held throughout) and journaling the record, not the rename between them.
     func commit(temporaryPath: String, record: EntryRecord) throws(FileCacheError) -> FileCacheEntry {
         let now = self.now
         var dated = record
         dated.created = now
         let committing = dated
+        try withState { state throws(FileCacheError) in try state._beginPromotion(committing.id) }
+        let renameError = layout.promote(temporaryPath, id: committing.id)
+        betweenRenameAndRecord.withLock { $0 }?()
         let committed = try withState { state throws(FileCacheError) in
-            try state._commit(temporaryPath: temporaryPath, record: committing, now: now)
+            try state._finishPromotion(committing, renameError: renameError, now: now)
         }
         return makeEntry(committed)
     }
@@ -142,20 +214,21 @@ final class CacheStore: Sendable {
     @discardableResult
     func trim() -> [BigFileCache.TrimPassReport] {
         let now = self.now
-        return (try? withState { state throws(FileCacheError) in
-            try state._ensureUsable()
-            state._lockJournal()
-            defer { state._unlockJournal() }
-            try state._catchUp()
-            try? state._flushTouches()
-            var reports: [BigFileCache.TrimPassReport] = []
-            switch state.layout.kind {
-            case .single: state._enforceByRecency(now: now, protecting: nil)
-            case .bucketed: reports = state._trimBySlices(now: now)
-            }
-            if state._journalNeedsCompaction { try? state._compact() }
-            return reports
-        }) ?? []
+        return
+            (try? withState { state throws(FileCacheError) in
+                try state._ensureUsable()
+                state._lockJournal()
+                defer { state._unlockJournal() }
+                try state._catchUp()
+                try? state._flushTouches()
+                var reports: [BigFileCache.TrimPassReport] = []
+                switch state.layout.kind {
+                case .single: state._enforceByRecency(now: now, protecting: nil)
+                case .bucketed: reports = state._trimBySlices(now: now)
+                }
+                if state._journalNeedsCompaction { try? state._compact() }
+                return reports
+            }) ?? []
     }
 
     /// One pass over the next tenth of the buckets (bucketed layout).
@@ -171,7 +244,8 @@ final class CacheStore: Sendable {
     }
 
     var statistics: FileCacheStatistics {
-        state.withLock { FileCacheStatistics(count: $0.index.count, totalBytes: $0.index.totalBytes) }
+        finishOpening()
+        return state.withLock { FileCacheStatistics(count: $0.index.count, totalBytes: $0.index.totalBytes) }
     }
 
     func flush() throws(FileCacheError) {
@@ -182,20 +256,37 @@ final class CacheStore: Sendable {
     }
 
     func entriesByRecency(limit: Int) -> [FileCacheEntry] {
-        state.withLock { $0._recordsByRecency(limit: limit) }.map { makeEntry($0) }
+        finishOpening()
+        return state.withLock { $0._recordsByRecency(limit: limit) }.map { makeEntry($0) }
     }
 
     func entriesUsedInPreviousSession(limit: Int) -> [FileCacheEntry] {
-        state.withLock { $0._recordsUsedInPreviousSession(limit: limit) }.map { makeEntry($0) }
+        finishOpening()
+        return state.withLock { $0._recordsUsedInPreviousSession(limit: limit) }.map { makeEntry($0) }
     }
 
-    /// The current record of `key` (no use recorded), its file's path and the stamp of its last verification.
+    /// The current record of `key` (no use recorded), its file's path and the stamp of its last
+    /// verification: before the opening's replay has finished, an entry served meanwhile.
     func peek(_ key: String) -> (record: EntryRecord, path: String, stamp: FileStamp?)? {
-        state.withLock { $0._peek(key) }
+        while true {
+            let (found, job) = state.withLock { state -> ((record: EntryRecord, path: String, stamp: FileStamp?)?, OpeningReplay?) in
+                guard let job = state.opening else { return (state._peek(key), nil) }
+                guard let early = state.earlyAnswers[IndexKey(key)] else { return (nil, job) }
+                return ((early.record, early.location.path, early.stamp), nil)
+            }
+            guard let job else { return found }
+            completeOpening(job)
+        }
     }
 
     /// Remembers a successful verification (see `readData`).
     func noteVerified(_ record: EntryRecord, stamp: FileStamp) {
-        state.withLock { $0._noteVerified(key: record.key, version: record.id.version, stamp: stamp) }
+        state.withLock { state in
+            if state.opening != nil {
+                state._noteEarlyVerification(key: record.key, version: record.id.version, stamp: stamp)
+            } else {
+                state._noteVerified(key: record.key, version: record.id.version, stamp: stamp)
+            }
+        }
     }
 }

@@ -2,8 +2,14 @@
 /// simply never preloaded from.
 extension FileCaching {
     /// No entries: this cache does not support preloading.
+    ///
+    /// - Parameter limit: The most entries to return.
+    /// - Returns: An empty array.
     public func entriesByRecency(limit: Int) -> [FileCacheEntry] { [] }
 
     /// No entries: this cache does not record sessions.
+    ///
+    /// - Parameter limit: The most entries to return.
+    /// - Returns: An empty array.
     public func entriesUsedInPreviousSession(limit: Int) -> [FileCacheEntry] { [] }
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import ManagedCacheLocking
 
 /// Helpers for the names of files and directories in a cache.
 enum FileNames {
@@ -33,11 +33,13 @@ enum FileNames {
     /// The bucket a directory name denotes ("00" … "ff"), or nil.
     static func bucket(named name: UnsafePointer<CChar>) -> Int? {
         guard let high = hexValue(UInt8(bitPattern: name[0])), let low = hexValue(UInt8(bitPattern: name[1])),
-              name[2] == 0 else { return nil }
+            name[2] == 0
+        else { return nil }
         return Int(high) << 4 | Int(low)
     }
 
-    private static let counter = Atomic<UInt64>(0)
+    // A lock, not an `Atomic`: `Atomic` needs iOS 18; one uncontended lock per file write is noise.
+    private static let counter = Lock<UInt64>(0)
     /// Drawn once per process from the system's random source.
     private static let seed = UInt64.random(in: 0...UInt64.max)
 
@@ -45,7 +47,11 @@ enum FileNames {
     /// from every value of every other process: the SplitMix64 finaliser of a random per-process
     /// seed plus a counter. One `getrandom` per process instead of one per write.
     static func uniqueRandom() -> UInt64 {
-        var value = seed &+ counter.wrappingAdd(1, ordering: .relaxed).newValue &* 0x9E37_79B9_7F4A_7C15
+        var value =
+            seed &+ counter.withLock { count in
+                count &+= 1
+                return count
+            } &* 0x9E37_79B9_7F4A_7C15
         value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
         value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
         return value ^ (value >> 31)

@@ -24,6 +24,25 @@ struct IndexSlot {
     var live: Bool
     /// A hit not yet written to the journal.
     var touchPending: Bool
+    /// Where the records the entry's lookup depends on start in the current journal.
+    var offsets = JournalOffsets()
+}
+
+/// Where an entry's `add` record and its latest `metadata` and `verified` records (of the same
+/// version) start in the current journal: what the lookup table (`JournalLookupTable`) stores.
+struct JournalOffsets: Hashable, Sendable {
+    /// `unknown` when the offset does not fit (a journal past 4 GiB) or was not tracked.
+    static let unknown = UInt32.max
+    var add = JournalOffsets.unknown
+    /// 0: no metadata record since the `add` (offset 0 is the header, never one of these).
+    var metadata: UInt32 = 0
+    /// 0: no verified record since the `add`.
+    var verified: UInt32 = 0
+
+    /// `offset` as stored, `unknown` past 4 GiB.
+    static func stored(_ offset: Int) -> UInt32 {
+        offset >= 0 && offset < Int(unknown) ? UInt32(offset) : unknown
+    }
 }
 
 /// The LRU list and totals of one bucket.

@@ -36,23 +36,26 @@ private struct ByteReader {
     var isAtEnd: Bool { offset == buffer.count }
 
     mutating func record() throws(JournalDecodingError) -> JournalRecord {
-        switch try u8() {
+        let type = try u8()
+        switch type {
         case 1:
             guard try u8() == 0x4D, try u8() == 0x43, try u8() == 0x4A, try u8() == 0x31 else {
                 throw JournalDecodingError()
             }
             return .header(layout: try u8(), generation: try u64())
-        case 2:
+        case 2, 8:
             let key = try string()
             let id = FileID(digestHigh: try u64(), digestLow: try u64(), version: try u64())
             let size = try u64()
             guard size <= UInt64(Int.max) else { throw JournalDecodingError() }
-            let checksum = try u32()
+            let checksum: EntryChecksum = type == 8 ? .xxh64(try u64()) : .crc32(try u32())
             let created = Double(bitPattern: try u64())
             let session = try u32()
             let metadata = try self.metadata()
-            return .add(EntryRecord(key: key, id: id, size: Int(size), checksum: checksum, created: created,
-                                    session: session, metadata: metadata))
+            return .add(
+                EntryRecord(
+                    key: key, id: id, size: Int(size), checksum: checksum, created: created,
+                    session: session, metadata: metadata))
         case 3:
             return .remove(key: try string(), version: try u64())
         case 4:
@@ -64,8 +67,9 @@ private struct ByteReader {
         case 7:
             let key = try string()
             let version = try u64()
-            let stamp = FileStamp(device: try u64(), inode: try u64(), size: Int64(bitPattern: try u64()),
-                                  modified: Int64(bitPattern: try u64()), changed: Int64(bitPattern: try u64()))
+            let stamp = FileStamp(
+                device: try u64(), inode: try u64(), size: Int64(bitPattern: try u64()),
+                modified: Int64(bitPattern: try u64()), changed: Int64(bitPattern: try u64()))
             return .verified(key: key, version: version, stamp: stamp)
         default:
             throw JournalDecodingError()

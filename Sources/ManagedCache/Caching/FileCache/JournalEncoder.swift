@@ -25,7 +25,10 @@ struct JournalEncoder {
             putU64(entry.id.digestLow)
             putU64(entry.id.version)
             putU64(UInt64(entry.size))
-            putU32(entry.checksum)
+            switch entry.checksum {
+            case .crc32(let value): putU32(value)
+            case .xxh64(let value): putU64(value)
+            }
             putU64(entry.created.bitPattern)
             putU32(entry.session)
             putMetadata(entry.metadata)
@@ -93,9 +96,18 @@ struct JournalEncoder {
         bytes.append(0)
         var flags: UInt8 = 0
         putOptionalDate(metadata.expirationDate, flag: &flags, bit: 1)
-        if let etag = metadata.etag { flags |= 2; putString(etag) }
-        if let lastModified = metadata.lastModified { flags |= 4; putString(lastModified) }
-        if let contentType = metadata.contentType { flags |= 8; putString(contentType) }
+        if let etag = metadata.etag {
+            flags |= 2
+            putString(etag)
+        }
+        if let lastModified = metadata.lastModified {
+            flags |= 4
+            putString(lastModified)
+        }
+        if let contentType = metadata.contentType {
+            flags |= 8
+            putString(contentType)
+        }
         putOptionalDate(metadata.freshUntil, flag: &flags, bit: 16)
         if !metadata.userInfo.isEmpty {
             flags |= 32

@@ -104,7 +104,12 @@ struct JournalFile {
         var error: Int32 = 0
         let bytes = [UInt8](unsafeUninitializedCapacity: end - start) { buffer, count in
             let got = Posix.readFully(descriptor, into: buffer.baseAddress!, count: end - start, at: start)
-            if got < 0 { error = Int32(-got); count = 0 } else { count = got }
+            if got < 0 {
+                error = Int32(-got)
+                count = 0
+            } else {
+                count = got
+            }
         }
         return error == 0 ? (bytes, 0) : (nil, error)
     }

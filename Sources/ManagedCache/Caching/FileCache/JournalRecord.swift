@@ -5,7 +5,7 @@ struct EntryRecord: Sendable {
     var key: String
     var id: FileID
     var size: Int
-    var checksum: UInt32
+    var checksum: EntryChecksum
     /// Commit time, seconds since the reference date.
     var created: Double
     /// The session that last used the entry (committed or hit it).
@@ -23,7 +23,10 @@ enum JournalRecord {
     /// First frame: the layout (so a `FileCache` never opens a `BigFileCache` directory) and a
     /// random generation that changes whenever the journal is rewritten.
     case header(layout: UInt8, generation: UInt64)
-    /// An entry became visible (replacing any previous version of its key).
+    /// An entry became visible (replacing any previous version of its key). Type 2 when the entry's
+    /// checksum is a CRC-32 (entries written before issue 13), type 8 when it is an XXH64: the
+    /// same fields, the checksum 8 bytes instead of 4. (A build older than type 8 reads it as
+    /// damage and repairs the cache, as for type 7.)
     case add(EntryRecord)
     /// The entry with this key and version was removed.
     case remove(key: String, version: UInt64)
@@ -42,7 +45,8 @@ enum JournalRecord {
     var typeCode: UInt8 {
         switch self {
         case .header: 1
-        case .add: 2
+        case .add(let entry):
+            if case .crc32 = entry.checksum { 2 } else { 8 }
         case .remove: 3
         case .touch: 4
         case .metadata: 5

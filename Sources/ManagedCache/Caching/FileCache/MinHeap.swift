@@ -1,5 +1,5 @@
 /// A binary min-heap: the smallest element first. Used for the caches' expiry queue.
-struct MinHeap<Element: Comparable> {
+struct MinHeap<Element: Comparable & Sendable>: Sendable {
     private(set) var elements: [Element] = []
 
     init() {}
@@ -57,7 +57,7 @@ struct MinHeap<Element: Comparable> {
 
 /// When one entry expires, as queued in `CacheIndex`'s expiry heap. Stale items (the entry was
 /// removed, replaced or given new metadata) are recognised by their version and expiry and skipped.
-struct ExpiryItem: Comparable {
+struct ExpiryItem: Comparable, Sendable {
     var expires: Double
     var slot: Int32
     var version: UInt64

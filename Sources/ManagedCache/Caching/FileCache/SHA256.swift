@@ -21,7 +21,8 @@ enum SHA256 {
             }
         }
         var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
-            0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19)
+            0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
+        )
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
             message.withUnsafeBufferPointer { blocks in
                 for start in stride(from: 0, to: paddedLength, by: 64) {
@@ -46,7 +47,8 @@ enum SHA256 {
     ) {
         for index in 0..<16 {
             let offset = start + index * 4
-            schedule[index] = UInt32(blocks[offset]) << 24 | UInt32(blocks[offset + 1]) << 16
+            schedule[index] =
+                UInt32(blocks[offset]) << 24 | UInt32(blocks[offset + 1]) << 16
                 | UInt32(blocks[offset + 2]) << 8 | UInt32(blocks[offset + 3])
         }
         for index in 16..<64 {
@@ -72,8 +74,10 @@ enum SHA256 {
             b = a
             a = temp1 &+ s0 &+ majority
         }
-        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d,
-                 state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
+        state = (
+            state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d,
+            state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h
+        )
     }
 
     @inline(__always)

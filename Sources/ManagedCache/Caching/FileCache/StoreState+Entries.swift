@@ -62,27 +62,37 @@ extension StoreState {
         }
     }
 
-    /// Makes a finished write visible: renames it from `loading/` into `ready/` and journals it,
-    /// both while holding the journal lock (so a reconciling instance never sees the file without
-    /// its record), then enforces the limits. The previous version's file, if any, is deleted
-    /// after the mutex is released. The caller deletes the temporary file when this throws.
-    mutating func _commit(temporaryPath: String, record: EntryRecord, now: Double) throws(FileCacheError) -> EntryRecord {
+    /// Step 1 of a commit (see `CacheStore.commit`): takes the journal lock, held until
+    /// `_finishPromotion`, and registers the entry's file as being promoted. So while the caller
+    /// renames the file into `ready/` outside the mutex, no reconciliation, in this process or
+    /// another (it needs the journal lock), can see the file without its record and delete it.
+    mutating func _beginPromotion(_ id: FileID) throws(FileCacheError) {
         try _ensureUsable()
         _lockJournal()
-        defer { _unlockJournal() }
-        try _catchUp()
-        let destination = layout.path(for: record.id)
-        var error = Posix.renameItem(temporaryPath, destination)
-        if error == ENOENT {
-            // Bucket directories are created on first use (and again after removeAll).
-            let bucketDirectory = layout.bucketDirectories[layout.bucket(of: record.id)]
-            if Posix.makeDirectory(layout.ready) == 0 && Posix.makeDirectory(bucketDirectory) == 0 {
-                error = Posix.renameItem(temporaryPath, destination)
-            }
+        promotions.insert(id)
+    }
+
+    /// Step 2 of a commit, after the rename (`renameError`, 0 when it succeeded): journals the
+    /// entry, releases what `_beginPromotion` took, then enforces the limits. The previous
+    /// version's file, if any, is deleted after the mutex is released. The caller deletes the
+    /// temporary file when this throws.
+    mutating func _finishPromotion(_ record: EntryRecord, renameError error: Int32, now: Double) throws(FileCacheError)
+        -> EntryRecord
+    {
+        defer {
+            promotions.remove(record.id)
+            _unlockJournal()
         }
+        let destination = layout.path(for: record.id)
         guard error == 0 else {
             degraded = true
             throw .io(operation: "promote entry into ready/", errno: error)
+        }
+        do {
+            try _catchUp()
+        } catch {
+            Posix.unlinkItem(destination)
+            throw error
         }
         var record = record
         record.session = currentSession
@@ -91,7 +101,7 @@ extension StoreState {
             record.created = index[previous].record.created.nextUp
         }
         var encoder = JournalEncoder()
-        _encodePendingTouches(into: &encoder)
+        let verified = _encodePendingTouches(into: &encoder)
         let before = encoder.bytes.count
         encoder.append(.add(record))
         let recordBytes = encoder.bytes.count - before
@@ -100,6 +110,7 @@ extension StoreState {
             Posix.unlinkItem(destination)
             throw .io(operation: "commit: metadata too large for the index", errno: E2BIG)
         }
+        let base = journal?.appliedOffset ?? 0
         do {
             try _append(encoder)
         } catch {
@@ -107,7 +118,9 @@ extension StoreState {
             Posix.unlinkItem(destination)
             throw error
         }
+        _noteVerifiedOffsets(verified, base: base)
         let (slot, replaced) = index.insert(record, bucket: layout.bucket(of: record.id), recordBytes: recordBytes)
+        index.setAddOffset(slot, base + before)
         if let replaced { pendingUnlinks.append(layout.path(for: replaced.record.id)) }
         _enforceLimits(now: now, protecting: slot)
         if _journalNeedsCompaction { try? _compact() }
@@ -156,13 +169,18 @@ extension StoreState {
         guard encoder.bytes.count <= JournalEncoder.maximumPayload else {
             throw .io(operation: "update metadata: too large for the index", errno: E2BIG)
         }
+        let base = journal?.appliedOffset ?? 0
         try _append(encoder)
         index.replaceMetadata(slot, with: metadata)
+        index.setMetadataOffset(slot, base)
     }
 
     /// Empties the cache and leaves it working (HJCache's big cache deleted its bucket
     /// directories and never recreated them): writes an empty journal, moves `ready/` aside in
     /// one rename, recreates it, and queues the old tree for deletion after the mutex is released.
+    /// While commits of this instance are between their rename and their record (`promotions`),
+    /// `ready/` stays, and the files are deleted one by one but theirs: a commit that comes after
+    /// `removeAll` keeps its entry, as when the two were one step each.
     mutating func _removeAll() throws(FileCacheError) {
         try _ensureUsable()
         _lockJournal()
@@ -171,7 +189,7 @@ extension StoreState {
         pendingTouches.removeAll()
         try _compact()
         let trash = layout.root + "/ready.trash-" + FileNames.uniqueSuffix()
-        if Posix.renameItem(layout.ready, trash) == 0 {
+        if promotions.isEmpty, Posix.renameItem(layout.ready, trash) == 0 {
             pendingTreeRemovals.append(trash)
         }
         let made = Posix.makeDirectory(layout.ready)

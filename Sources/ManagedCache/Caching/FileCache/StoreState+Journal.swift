@@ -10,45 +10,65 @@ extension StoreState {
     /// torn or corrupt frame, or no valid header): the caller then repairs.
     mutating func _replayWholeJournal() throws(FileCacheError) -> Bool {
         guard let journal else { return true }
+        let (outcome, error) = journal._withWholeContents { raw in _replay(raw) }
+        guard let outcome else {
+            degraded = true
+            throw .io(operation: "read index journal", errno: error)
+        }
+        if outcome.foreignLayout {
+            index.removeAll()
+            degraded = true
+            throw .io(operation: "open: the directory holds a cache of another layout", errno: EINVAL)
+        }
+        self.journal?.markApplied(outcome.consumed, fromStart: true)
+        return outcome.damaged
+    }
+
+    /// What replaying a journal's bytes found.
+    struct ReplayOutcome {
+        /// Bytes of whole, valid frames from the start.
+        var consumed: Int
+        /// Whether anything followed them (a torn or damaged frame), or there was no valid header.
+        var damaged: Bool
+        /// Whether the header names the other layout (nothing was applied then).
+        var foreignLayout: Bool
+    }
+
+    /// Rebuilds `index` (and `highestSession`) from a whole journal's bytes. Touches no file: the
+    /// deferred opening runs it on a scratch state outside the store's mutex.
+    mutating func _replay(_ raw: UnsafeRawBufferPointer) -> ReplayOutcome {
         index.removeAll()
         pendingTouches.removeAll()
         pendingVerifications.removeAll()
         var sawHeader = false
         var foreignLayout = false
-        let (outcome, error) = journal._withWholeContents { raw in
-            // About one record per 80 bytes: reserving avoids rehashing 100,000 keys several times.
-            index.reserve(raw.count / 80)
-            return JournalDecoder.decode(raw) { record, size in
-                if !sawHeader {
-                    if case .header(let kind, _) = record {
-                        sawHeader = true
-                        foreignLayout = kind != layout.kind.rawValue
-                    }
-                    return
+        // About one record per 80 bytes: reserving avoids rehashing 100,000 keys several times.
+        index.reserve(raw.count / 80)
+        var offset = 0
+        let (consumed, damaged) = JournalDecoder.decode(raw) { record, size in
+            defer { offset += size }
+            if !sawHeader {
+                if case .header(let kind, let generation) = record {
+                    sawHeader = true
+                    foreignLayout = kind != layout.kind.rawValue
+                    journalGeneration = generation
                 }
-                if !foreignLayout { _apply(record, size: size) }
+                return
             }
+            if !foreignLayout { _apply(record, size: size, at: offset) }
         }
-        guard let (consumed, damaged) = outcome else {
-            degraded = true
-            throw .io(operation: "read index journal", errno: error)
-        }
-        if foreignLayout {
-            index.removeAll()
-            degraded = true
-            throw .io(operation: "open: the directory holds a cache of another layout", errno: EINVAL)
-        }
-        self.journal?.markApplied(consumed, fromStart: true)
-        return damaged || !sawHeader
+        return ReplayOutcome(consumed: consumed, damaged: damaged || !sawHeader, foreignLayout: foreignLayout)
     }
 
-    /// Applies one record of `size` bytes, framing included (while replaying or catching up).
-    mutating func _apply(_ record: JournalRecord, size: Int) {
+    /// Applies one record of `size` bytes, framing included, that starts at `offset` in the
+    /// journal (while replaying or catching up).
+    mutating func _apply(_ record: JournalRecord, size: Int, at offset: Int) {
         switch record {
         case .header:
             break
         case .add(let entry):
-            index.insert(entry, bucket: layout.bucket(of: entry.id), recordBytes: size)
+            let slot = index.insert(entry, bucket: layout.bucket(of: entry.id), recordBytes: size).slot
+            index.setAddOffset(slot, offset)
         case .remove(let key, let version):
             if let slot = index.find(key), index[slot].record.id.version == version {
                 index.remove(slot)
@@ -58,12 +78,14 @@ extension StoreState {
         case .metadata(let key, let version, let metadata):
             if let slot = index.find(key), index[slot].record.id.version == version {
                 index.replaceMetadata(slot, with: metadata)
+                index.setMetadataOffset(slot, offset)
             }
         case .session(let session):
             highestSession = max(highestSession, session)
         case .verified(let key, let version, let stamp):
             if let slot = index.find(key), index[slot].record.id.version == version {
                 index.setVerifiedStamp(slot, stamp)
+                index.setVerifiedOffset(slot, offset)
             }
         }
     }
@@ -93,8 +115,12 @@ extension StoreState {
                 degraded = true
                 throw .io(operation: "read index journal", errno: error)
             }
+            var offset = journal.appliedOffset
             let (consumed, damaged) = tail.withUnsafeBytes { raw in
-                JournalDecoder.decode(raw) { _apply($0, size: $1) }
+                JournalDecoder.decode(raw) { record, size in
+                    _apply(record, size: size, at: offset)
+                    offset += size
+                }
             }
             self.journal?.markApplied(consumed)
             if damaged {
@@ -158,19 +184,32 @@ extension StoreState {
     }
 
     /// Encodes the pending hits as `touch` records and the pending verifications as `verified`
-    /// records (those of versions still current), and clears both.
-    mutating func _encodePendingTouches(into encoder: inout JournalEncoder) {
+    /// records (those of versions still current), and clears both. Returns where in the encoder
+    /// each `verified` record starts, for `_noteVerifiedOffsets` once they are appended.
+    @discardableResult
+    mutating func _encodePendingTouches(into encoder: inout JournalEncoder) -> [(slot: Int32, position: Int)] {
         for slot in pendingTouches where index[slot].live && index[slot].touchPending {
             encoder.append(.touch(key: index[slot].record.key, session: index[slot].record.session))
             index.setTouchPending(slot, false)
         }
         pendingTouches.removeAll(keepingCapacity: true)
+        var positions: [(slot: Int32, position: Int)] = []
         for (key, version, stamp) in pendingVerifications {
             if let slot = index.find(key), index[slot].record.id.version == version, index.verifiedStamp(slot) == stamp {
+                positions.append((slot, encoder.bytes.count))
                 encoder.append(.verified(key: key, version: version, stamp: stamp))
             }
         }
         pendingVerifications.removeAll(keepingCapacity: true)
+        return positions
+    }
+
+    /// Records where the `verified` records `_encodePendingTouches` encoded now start in the
+    /// journal: the encoder's bytes were appended at `base`.
+    mutating func _noteVerifiedOffsets(_ positions: [(slot: Int32, position: Int)], base: Int) {
+        for (slot, position) in positions where index[slot].live {
+            index.setVerifiedOffset(slot, base + position)
+        }
     }
 
     /// Writes the pending hits and verifications to the journal.
@@ -180,8 +219,10 @@ extension StoreState {
         defer { _unlockJournal() }
         try _catchUp()
         var encoder = JournalEncoder()
-        _encodePendingTouches(into: &encoder)
+        let verified = _encodePendingTouches(into: &encoder)
+        let base = journal?.appliedOffset ?? 0
         try _append(encoder)
+        _noteVerifiedOffsets(verified, base: base)
     }
 
     /// Rewrites the journal as a header, the session count and one `add` record per live entry,
@@ -189,13 +230,20 @@ extension StoreState {
     /// replaces the old one. Other instances notice the new inode and reload.
     mutating func _compact() throws(FileCacheError) {
         var encoder = JournalEncoder()
-        encoder.append(.header(layout: layout.kind.rawValue, generation: UInt64.random(in: 0...UInt64.max)))
+        let generation = UInt64.random(in: 0...UInt64.max)
+        encoder.append(.header(layout: layout.kind.rawValue, generation: generation))
         encoder.append(.session(highestSession))
-        for slot in index.slotsByRecency().reversed() {
+        let order = index.slotsByRecency().reversed()
+        var offsets: [JournalOffsets] = []
+        offsets.reserveCapacity(order.count)
+        for slot in order {
+            var entry = JournalOffsets(add: JournalOffsets.stored(encoder.bytes.count))
             encoder.append(.add(index[slot].record))
             if let stamp = index.verifiedStamp(slot) {
+                entry.verified = JournalOffsets.stored(encoder.bytes.count)
                 encoder.append(.verified(key: index[slot].record.key, version: index[slot].record.id.version, stamp: stamp))
             }
+            offsets.append(entry)
             index.setTouchPending(slot, false)
         }
         pendingTouches.removeAll()
@@ -207,5 +255,8 @@ extension StoreState {
         }
         journal?.close()
         journal = written
+        journalGeneration = generation
+        for (slot, entry) in zip(order, offsets) { index.setOffsets(slot, entry) }
+        _writeLookupTable()
     }
 }

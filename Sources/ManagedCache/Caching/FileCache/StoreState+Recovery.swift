@@ -38,7 +38,8 @@ extension StoreState {
     ///
     /// Safe while other instances run: they put a file into `ready/` (rename) and journal its
     /// entry within one hold of the journal lock, so while this instance holds it every file that
-    /// belongs to an entry is in the index. A file another instance evicted but has not unlinked
+    /// belongs to an entry is in the index, but for this instance's own commits between their
+    /// rename and their record (`promotions`), which are skipped. A file another instance evicted but has not unlinked
     /// yet is deleted here instead; its own unlink then finds nothing, which is fine.
     mutating func _reconcile() {
         let found = _scanReadyDirectories()
@@ -60,10 +61,12 @@ extension StoreState {
             let directory = layout.bucketDirectories[bucket]
             var strays: [String] = []
             _ = Posix.forEachName(in: directory) { name, directoryFD, _ in
+                if let id = FileID(fileName: name), promotions.contains(id) { return }  // being committed
                 if let id = FileID(fileName: name), layout.bucket(of: id) == bucket, let slot = expected[id] {
                     var info = stat()
                     if fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
-                       (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) == index[slot].record.size {
+                        (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) == index[slot].record.size
+                    {
                         found[Int(slot)] = true
                         return
                     }

@@ -1,10 +1,11 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 import ManagedCacheLocking
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// The mutable state of one open cache: the in-memory index, the journal, the lock descriptors
 /// and the session numbers.
@@ -21,9 +22,16 @@ struct StoreState {
     var journalLockDescriptor: Int32 = -1
     var sessionLockDescriptor: Int32 = -1
     var journalLockDepth = 0
+    /// Files being renamed into `ready/` outside the mutex, their records not journaled yet
+    /// (`_beginPromotion`): no reconciliation deletes them, and the journal lock is held for each.
+    var promotions: Set<FileID> = []
     /// This instance's session number, and the highest any instance has announced.
     var currentSession: UInt32 = 0
     var highestSession: UInt32 = 0
+    /// The generation in the current journal's header (a compaction draws a new one).
+    var journalGeneration: UInt64 = 0
+    /// The journal and prefix the lookup table on disk describes, as far as this instance knows.
+    var lookupTableCoverage: (generation: UInt64, covered: Int)?
     /// Slots hit since the last journal write (their `touchPending` flag is set).
     var pendingTouches: [Int32] = []
     /// Verifications not yet written to the journal (written with the next batch of touches).
@@ -38,6 +46,19 @@ struct StoreState {
     var pendingTreeRemovals: [String] = []
     /// This instance's file in `sessions/`, deleted when it closes cleanly.
     var sessionFile: String?
+    /// Set from a clean opening until the journal has been replayed into `index` (see
+    /// `CacheStore+Opening`): meanwhile `index` is empty, lookups scan the journal's snapshot for
+    /// their key, and everything else waits for the replay.
+    var opening: OpeningReplay?
+    /// The opening's installer is deleting the files its limits evicted, after the lock (for the
+    /// tests: the index is complete before the directory agrees with it).
+    var openingDeletionsPending = false
+    /// Entries served by scanning before the replay finished, by key: their reads find them here.
+    var earlyAnswers: [IndexKey: EarlyAnswer] = [:]
+    /// Keys hit before the replay finished, in order: touched once it has.
+    var earlyTouches: [String] = []
+    /// Verifications noted before the replay finished: remembered once it has.
+    var earlyVerifications: [(key: String, version: UInt64, stamp: FileStamp)] = []
 
     init(layout: CacheLayout, limits: CacheLimits) {
         self.layout = layout
@@ -64,7 +85,11 @@ struct StoreState {
     ///    record names, and rewrites the journal. A clean open skips all of that: it reads the
     ///    journal and nothing else.
     /// 5. Announces a new session, enforces the limits, and downgrades to a shared lock.
-    mutating func _attach(initialOpen: Bool, now: Double?) throws(FileCacheError) {
+    ///
+    /// With `deferringReplay` (the first opening of an instance), a clean opening (no crash to
+    /// reconcile, a journal with a valid header) maps the journal instead of replaying it and sets
+    /// `opening`: the replay and step 5 run after `init` returns (`CacheStore+Opening`).
+    mutating func _attach(initialOpen: Bool, now: Double?, deferringReplay: Bool = false) throws(FileCacheError) {
         let directories = layout.makeDirectories()
         guard directories == 0 else {
             degraded = true
@@ -106,7 +131,21 @@ struct StoreState {
         let (existing, openError) = JournalFile.openExisting(layout.journal)
         if let existing {
             journal = existing
-            if try _replayWholeJournal() { needsRepair = true }
+            if deferringReplay, !needsRepair, let size = existing.size {
+                let tablePath = layout.root + "/" + JournalLookupTable.fileName
+                switch JournalSnapshot.open(descriptor: existing.descriptor, size: size, layout: layout.kind, tablePath: tablePath) {
+                case .snapshot(let snapshot):
+                    index.removeAll()
+                    opening = OpeningReplay(snapshot: snapshot, limits: limits)
+                    lookupTableCoverage = snapshot.table.map { ($0.generation, $0.covered) }
+                case .foreignLayout:
+                    degraded = true
+                    throw .io(operation: "open: the directory holds a cache of another layout", errno: EINVAL)
+                case .unusable:
+                    break
+                }
+            }
+            if opening == nil, try _replayWholeJournal() { needsRepair = true }
         } else if openError == ENOENT {
             // No index: whatever is in ready/ cannot be trusted. An empty journal is written below.
             index.removeAll()
@@ -118,6 +157,10 @@ struct StoreState {
         if alone {
             if initialOpen { _emptyLoadingDirectory() }
             _removeLeftovers()
+        }
+        if opening != nil {
+            degraded = false
+            return  // the replay, the session and the limits follow (`_finishOpening`)
         }
         if needsRepair || journal == nil {
             _reconcile()
@@ -145,13 +188,18 @@ struct StoreState {
             _lockJournal()
             if (try? _catchUp()) != nil {
                 try? _flushTouches()
-                if _journalNeedsCompaction { try? _compact() }
+                if _journalNeedsCompaction {
+                    try? _compact()
+                } else if _lookupTableIsStale {
+                    _writeLookupTable()  // for the next opening's first lookups
+                }
             }
             _unlockJournal()
         }
         if !degraded, let journal, sessionLockDescriptor >= 0,
-           Posix.lockFile(sessionLockDescriptor, LOCK_EX | LOCK_NB) == 0,
-           journal.pathState(layout.journal) == .same {
+            Posix.lockFile(sessionLockDescriptor, LOCK_EX | LOCK_NB) == 0,
+            journal.pathState(layout.journal) == .same
+        {
             // The second and last place the caches fsync: once no session file is left, the next
             // open trusts the journal to describe the files, so it must be on disk first.
             journal.synchronize()
@@ -191,6 +239,37 @@ struct StoreState {
         if journalLockDepth == 0 && journalLockDescriptor >= 0 {
             _ = Posix.lockFile(journalLockDescriptor, LOCK_UN)
         }
+    }
+
+    /// Whether the lookup table on disk describes much less of the journal than there is (or
+    /// another journal, or none).
+    var _lookupTableIsStale: Bool {
+        guard let journal else { return false }
+        guard let coverage = lookupTableCoverage, coverage.generation == journalGeneration else { return true }
+        return journal.appliedOffset - coverage.covered > max(64 << 10, journal.appliedOffset / 16)
+    }
+
+    /// Writes the lookup table of the journal as far as it is applied, from the index (see
+    /// `JournalLookupTable`). Best effort: a table that cannot be written only leaves lookups
+    /// before the next opening's replay to the scan. With the journal lock held.
+    mutating func _writeLookupTable() {
+        guard let journal, journal.appliedOffset < Int(JournalOffsets.unknown) else { return }
+        var entries: [(key: String, offsets: JournalOffsets)] = []
+        entries.reserveCapacity(index.count)
+        for slot in index.slots where slot.live { entries.append((slot.record.key, slot.offsets)) }
+        let covered = journal.appliedOffset
+        let bytes = JournalLookupTable.encode(generation: journalGeneration, covered: covered, entries: entries)
+        // A `journal.tmp-` name: an instance opening alone deletes what a crash left of it.
+        let temporary = layout.root + "/journal.tmp-lookup-" + FileNames.uniqueSuffix()
+        let descriptor = Posix.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL)
+        guard descriptor >= 0 else { return }
+        let error = bytes.withUnsafeBytes { Posix.writeAll(descriptor, $0) }
+        Posix.closeFile(descriptor)
+        guard error == 0, Posix.renameItem(temporary, layout.root + "/" + JournalLookupTable.fileName) == 0 else {
+            Posix.unlinkItem(temporary)
+            return
+        }
+        lookupTableCoverage = (journalGeneration, covered)
     }
 
     /// Whether the journal has grown well past what a compacted one would hold.

@@ -1,13 +1,14 @@
+import Foundation
+import ManagedCacheLocking
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import ManagedCacheLocking
 
 /// A write in progress into one of the caches: a file of its own in `loading/`, a running
-/// CRC-32 and byte count. Nothing is visible until `commit` renames the file into `ready/`.
+/// XXH64 checksum and byte count. Nothing is visible until `commit` renames the file into `ready/`.
 ///
 /// Writes go straight to the file (no buffering in memory: a 200 MB download costs no memory)
 /// and are not `fsync`ed: a process crash loses nothing the kernel has, and after a power loss
@@ -15,7 +16,7 @@ import ManagedCacheLocking
 final class StoreWriter: FileCacheWriter {
     private struct Progress {
         var descriptor: Int32
-        var checksum = CRC32()
+        var checksum = XXH64()
         var size = 0
         var closed = false
     }
@@ -27,20 +28,22 @@ final class StoreWriter: FileCacheWriter {
     private let progress: Lock<Progress>
 
     /// `initialSize` and `initialChecksum` describe bytes already in the file (a resumed download).
-    init(store: CacheStore, key: String, id: FileID, temporaryPath: String, descriptor: Int32,
-         initialSize: Int = 0, initialChecksum: CRC32 = CRC32()) {
+    init(
+        store: CacheStore, key: String, id: FileID, temporaryPath: String, descriptor: Int32,
+        initialSize: Int = 0, initialChecksum: XXH64 = XXH64()
+    ) {
         self.store = store
         self.key = key
         self.id = id
         self.temporaryPath = temporaryPath
         progress = Lock(Progress(descriptor: descriptor, checksum: initialChecksum, size: initialSize))
-        LoadAccounting.writers.add(1, ordering: .relaxed)
+        LoadAccounting.writers.withLock { $0 += 1 }
     }
 
     deinit {
         // An abandoned writer leaves nothing behind.
         abort()
-        LoadAccounting.writers.subtract(1, ordering: .relaxed)
+        LoadAccounting.writers.withLock { $0 -= 1 }
     }
 
     func write(_ chunk: Data) throws {
@@ -79,8 +82,9 @@ final class StoreWriter: FileCacheWriter {
             Posix.closeFile(progress.descriptor)
             progress.descriptor = -1
             progress.closed = true
-            let record = EntryRecord(key: key, id: id, size: progress.size, checksum: progress.checksum.value,
-                                     created: 0, session: 0, metadata: metadata)
+            let record = EntryRecord(
+                key: key, id: id, size: progress.size, checksum: .xxh64(progress.checksum.value),
+                created: 0, session: 0, metadata: metadata)
             do throws(FileCacheError) {
                 return try store.commit(temporaryPath: temporaryPath, record: record)
             } catch {

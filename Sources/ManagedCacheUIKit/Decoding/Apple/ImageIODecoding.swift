@@ -18,8 +18,47 @@ public struct ImageIODecoding: ImageDecoding {
     /// `true`: ImageIO and Core Graphics resize and re-encode.
     public var canTransformPixels: Bool { true }
 
+    /// PNG, JPEG, GIF and WebP are validated structurally, as everywhere; bytes of any other
+    /// format (HEIC, AVIF, TIFF, …) are valid when ImageIO reads them completely (issue 11.9).
+    ///
+    /// - Parameter data: The downloaded bytes.
+    /// - Returns: The format, pixel size, frame count and EXIF orientation.
+    /// - Throws: ``ImageDecodingError/invalidImage(_:)`` for incomplete or unreadable bytes.
+    public func inspect(_ data: Data) throws(ImageDecodingError) -> ImageInfo {
+        do {
+            return try ImageValidator.validate(data)
+        } catch .unknownFormat {
+            return try inspectWithImageIO(data)
+        } catch {
+            throw .invalidImage(error)
+        }
+    }
+
+    /// What ImageIO reads of a format the structural validators do not know: complete data, a
+    /// positive size, the frame count and the EXIF orientation.
+    private func inspectWithImageIO(_ data: Data) throws(ImageDecodingError) -> ImageInfo {
+        guard let source = CGImageSourceCreateWithData(data as CFData, [kCGImageSourceShouldCache: false] as CFDictionary),
+            CGImageSourceGetStatus(source) == .statusComplete, CGImageSourceGetCount(source) > 0,
+            let properties = CGImageSourceCopyPropertiesAtIndex(source, 0, nil) as? [CFString: Any],
+            let width = properties[kCGImagePropertyPixelWidth] as? Int,
+            let height = properties[kCGImagePropertyPixelHeight] as? Int, width > 0, height > 0
+        else { throw .invalidImage(.unknownFormat) }
+        let type = CGImageSourceGetType(source).map { $0 as String } ?? ""
+        let orientation = (properties[kCGImagePropertyOrientation] as? Int).flatMap(ImageOrientation.init(rawValue:)) ?? .up
+        return ImageInfo(
+            format: ImageFormat(typeIdentifier: type), pixelWidth: width, pixelHeight: height,
+            frameCount: CGImageSourceGetCount(source), orientation: orientation)
+    }
+
     /// Decodes the first frame with ImageIO, downsampled to `maximumPixelDimension` on its longer
     /// side when given, oriented upright and decompressed.
+    ///
+    /// - Parameters:
+    ///   - data: The bytes, already inspected.
+    ///   - info: What ``inspect(_:)`` found.
+    ///   - maximumPixelDimension: The longer side to downsample to; `nil` decodes at full size.
+    /// - Returns: The decompressed image.
+    /// - Throws: ``ImageDecodingError/platformDecoderFailed(reason:)`` when ImageIO makes no image.
     public func decode(_ data: Data, info: ImageInfo, maximumPixelDimension: Int?) throws(ImageDecodingError) -> DecodedImage {
         let sourceOptions = [kCGImageSourceShouldCache: false] as CFDictionary
         guard let source = CGImageSourceCreateWithData(data as CFData, sourceOptions) else {
@@ -37,16 +76,37 @@ public struct ImageIODecoding: ImageDecoding {
         guard let image = CGImageSourceCreateThumbnailAtIndex(source, 0, options as CFDictionary) else {
             throw .platformDecoderFailed(reason: "ImageIO could not decode the \(info.format.rawValue) data")
         }
-        return DecodedImage(format: info.format, bitmap: PlatformBitmap(image), frameCount: info.frameCount,
-                            transformations: [])
+        return DecodedImage(
+            format: info.format, bitmap: PlatformBitmap(image), frameCount: info.frameCount,
+            transformations: [])
     }
 
-    /// Draws the image into a new sRGB bitmap of the plan's canvas size, at the plan's rectangle.
+    /// Draws the image into a new bitmap of the plan's canvas size, at the plan's rectangle: opaque
+    /// when the source is, in the source's colour space when it is RGB (``RedrawLayout``).
+    ///
+    /// - Parameters:
+    ///   - image: A decoded image with a bitmap.
+    ///   - plan: The canvas and the rectangle to draw the image in.
+    /// - Returns: The new image, or `nil` when the image has no bitmap or drawing fails.
     public func resize(_ image: DecodedImage, with plan: ImageResizePlan) -> DecodedImage? {
-        guard let source = image.cgImage, let colorSpace = CGColorSpace(name: CGColorSpace.sRGB),
-              let context = CGContext(
+        guard let source = image.cgImage else { return nil }
+        let sourceHasAlpha: Bool
+        switch source.alphaInfo {
+        case .none, .noneSkipFirst, .noneSkipLast: sourceHasAlpha = false
+        default: sourceHasAlpha = true
+        }
+        let layout = RedrawLayout(sourceHasAlpha: sourceHasAlpha, sourceIsRGB: source.colorSpace?.model == .rgb)
+        let alpha: CGImageAlphaInfo = layout.hasAlpha ? .premultipliedLast : .noneSkipLast
+        func context(in space: CGColorSpace?) -> CGContext? {
+            guard let space else { return nil }
+            return CGContext(
                 data: nil, width: plan.canvasSize.width, height: plan.canvasSize.height, bitsPerComponent: 8,
-                bytesPerRow: 0, space: colorSpace, bitmapInfo: CGImageAlphaInfo.premultipliedLast.rawValue)
+                bytesPerRow: 0, space: space, bitmapInfo: alpha.rawValue)
+        }
+        // An RGB space an 8-bit context refuses (extended-range ones want floats) falls back to sRGB.
+        guard
+            let context = (layout.keepsColorSpace ? context(in: source.colorSpace) : nil)
+                ?? context(in: CGColorSpace(name: CGColorSpace.sRGB))
         else { return nil }
         context.interpolationQuality = .high
         // The plan measures from the top left; Core Graphics from the bottom left.
@@ -54,11 +114,17 @@ public struct ImageIODecoding: ImageDecoding {
         let flippedY = plan.canvasSize.height - rect.y - rect.height
         context.draw(source, in: CGRect(x: rect.x, y: flippedY, width: rect.width, height: rect.height))
         guard let resized = context.makeImage() else { return nil }
-        return DecodedImage(format: image.format, bitmap: PlatformBitmap(resized), frameCount: image.frameCount,
-                            transformations: image.transformations)
+        return DecodedImage(
+            format: image.format, bitmap: PlatformBitmap(resized), frameCount: image.frameCount,
+            transformations: image.transformations)
     }
 
-    /// Encodes as JPEG at `compressionQuality`, or as PNG when the bitmap has alpha.
+    /// Encodes as JPEG, or as PNG when the bitmap has alpha.
+    ///
+    /// - Parameters:
+    ///   - image: A decoded image with a bitmap.
+    ///   - compressionQuality: The JPEG quality, 0 to 1.
+    /// - Returns: The encoded bytes, or `nil` when the image has no bitmap or ImageIO fails.
     public func encode(_ image: DecodedImage, compressionQuality: Double) -> Data? {
         guard let cgImage = image.cgImage else { return nil }
         let type: UTType

@@ -34,7 +34,8 @@ struct FixturePattern: Sendable {
         case .diagonal:
             amount = (u + v) / 2
         case .radial:
-            let dx = u - 128, dy = v - 128
+            let dx = u - 128
+            let dy = v - 128
             amount = min(255, (dx * dx + dy * dy) / 64)
         case .stripes:
             amount = (u * repetitions / 128) % 2 == 0 ? v : 255 - v

@@ -1,0 +1,45 @@
+// Stand-in for the parts of Apple's QuartzCore (Core Animation) the package uses.
+// Sources (under https://developer.apple.com/documentation/quartzcore/):
+//   cadisplaylink, cadisplaylink/init(target:selector:), cadisplaylink/add(to:formode:),
+//   cadisplaylink/remove(from:formode:), cadisplaylink/invalidate(), cadisplaylink/timestamp,
+//   cadisplaylink/targettimestamp, cadisplaylink/duration, cadisplaylink/ispaused,
+//   cacurrentmediatime(), calayer, calayer/removeallanimations().
+// `CADisplayLink` is an Objective-C class with mutable state that Apple does not annotate for
+// concurrency: neither Sendable nor isolated here (strict where unsure). It calls its target on
+// the run loop it was added to (the main one for a view's animation). `CALayer` likewise is
+// neither Sendable nor main-actor isolated here (Apple's annotation could not be confirmed).
+@_exported import CoreGraphics
+import Foundation
+import ObjectiveC
+
+/// Apple: `class CADisplayLink : NSObject` (iOS 3.1+, tvOS 9+, visionOS 1+, macOS 14+). Not Sendable.
+open class CADisplayLink: NSObject {
+    /// Apple: `init(target: Any, selector sel: Selector)`. The display link retains the target.
+    public init(target: Any, selector sel: Selector) { super.init() }
+    /// Apple: `func add(to runloop: RunLoop, forMode mode: RunLoop.Mode)`.
+    open func add(to runloop: RunLoop, forMode mode: RunLoop.Mode) {}
+    /// Apple: `func remove(from runloop: RunLoop, forMode mode: RunLoop.Mode)`.
+    open func remove(from runloop: RunLoop, forMode mode: RunLoop.Mode) {}
+    /// Apple: `func invalidate()` — removes it from every run loop and releases the target.
+    open func invalidate() {}
+    /// Apple: `var timestamp: CFTimeInterval { get }` — when the last frame was displayed.
+    open var timestamp: CFTimeInterval { 0 }
+    /// Apple: `var targetTimestamp: CFTimeInterval { get }` (iOS 10+) — when the next frame shows.
+    open var targetTimestamp: CFTimeInterval { 0 }
+    /// Apple: `var duration: CFTimeInterval { get }`.
+    open var duration: CFTimeInterval { 0 }
+    /// Apple: `var isPaused: Bool { get set }`.
+    open var isPaused = false
+}
+
+/// Apple: `func CACurrentMediaTime() -> CFTimeInterval` — the current absolute time in seconds
+/// (`mach_absolute_time` converted), the clock `CADisplayLink` timestamps use.
+public func CACurrentMediaTime() -> CFTimeInterval { 0 }
+
+/// Apple: `class CALayer : NSObject`.
+open class CALayer: NSObject {
+    /// Apple: `override init()`.
+    public override init() {}
+    /// Apple: `func removeAllAnimations()` — removes every animation attached to the layer.
+    open func removeAllAnimations() {}
+}

@@ -1,0 +1,101 @@
+import Foundation
+import ManagedCache
+
+/// Open-to-first-hit (issue 13, target 1): a new instance on a cache of 100,000 entries, closed
+/// cleanly before, until its first hit is read (`init`, `entry(forKey:)`, `readData(for:)`),
+/// against the same opening until its index is complete (`init`, then `statistics`, which waits
+/// for the journal's replay): what every lookup waited for before the index was replayed in the
+/// background. Both on tmpfs, warm. The hit is a different key each repetition.
+struct FileCacheFirstHitScenario: BenchmarkScenario {
+    let identifier = "file-cache-first-hit"
+    let usesNetwork = false
+
+    func run(in context: BenchmarkContext) throws -> [ResultRow] {
+        let count = context.pick(full: 100_000, quick: 30_000)
+        let scratch = try ScratchDirectory(prefix: "first-hit", inMemory: true)
+        let bigRoot = scratch.appending("big")
+        let singleRoot = scratch.appending("single")
+        let buildStart = Stopwatch.now()
+        do {
+            let big = try BigFileCache(directory: bigRoot)
+            try FileCacheFixture.fill(big, count: count, size: 256)
+            try big.flush()
+            let single = try FileCache(directory: singleRoot)
+            try FileCacheFixture.fill(single, count: count, size: 256)
+            try single.flush()
+        }
+        let buildSeconds = Stopwatch.seconds(since: buildStart)
+
+        var failure: String?
+        var round = 0
+        func firstHit(withoutTable root: URL? = nil, _ open: () throws -> any FileCaching) -> Double {
+            round += 1
+            let key = FileCacheFixture.key((round &* 7_919) % count)
+            // Without its lookup table the lookup scans the journal (the closing instance writes a new one).
+            if let root { try? FileManager.default.removeItem(at: root.appendingPathComponent("journal.lookup")) }
+            let start = Stopwatch.now()
+            do {
+                let cache = try open()
+                guard let entry = cache.entry(forKey: key) else {
+                    failure = "no entry for \(key)"
+                    return .infinity
+                }
+                let bytes = try cache.readData(for: entry)
+                let milliseconds = Stopwatch.seconds(since: start) * 1e3
+                if bytes.count != 256 { failure = "read \(bytes.count) bytes" }
+                return milliseconds  // the cache closes after this, waiting for its replay: untimed
+            } catch {
+                failure = "first hit: \(error)"
+                return .infinity
+            }
+        }
+        func wholeIndex(_ open: () throws -> any FileCaching) -> Double {
+            let start = Stopwatch.now()
+            do {
+                let cache = try open()
+                let entries = cache.statistics.count
+                let milliseconds = Stopwatch.seconds(since: start) * 1e3
+                if entries != count { failure = "the cache opened with \(entries) of \(count) entries" }
+                return milliseconds
+            } catch {
+                failure = "open: \(error)"
+                return .infinity
+            }
+        }
+        let samples = context.measurement(full: 9, quick: 3).run([
+            { firstHit { try BigFileCache(directory: bigRoot) } },
+            { wholeIndex { try BigFileCache(directory: bigRoot) } },
+            { firstHit { try FileCache(directory: singleRoot) } },
+            { wholeIndex { try FileCache(directory: singleRoot) } },
+            { firstHit(withoutTable: bigRoot) { try BigFileCache(directory: bigRoot) } },
+        ])
+        if let failure { throw BenchmarkFailure(failure) }
+        let milliseconds = { (value: Double) in Format.number(value) + " ms" }
+        let absolute = samples[0].median <= 2
+        var row = ResultRow.comparing(
+            "open-to-first-hit: a `BigFileCache` of \(Format.grouped(count)) entries", ours: samples[0], baseline: samples[1],
+            baselineName: "the same opening until its index is complete (full replay)", write: milliseconds,
+            direction: .atMost, limit: 0.05, target: "≤ 0.05× (1/20) and ≤ 2 ms",
+            notes: [
+                "`BigFileCache(directory:)`, `entry(forKey:)` and `readData(for:)` of one 256-byte entry (a different key each "
+                    + "repetition), after a clean close, against `BigFileCache(directory:)` then `statistics` (which waits for "
+                    + "the journal's replay); both on \(scratch.fileSystem), warm; fixtures built in "
+                    + "\(Format.seconds(buildSeconds)); median (min–max) of \(samples[0].count); the absolute bound "
+                    + "(median ≤ 2 ms) \(absolute ? "holds" : "does not hold")"
+            ])
+        row.met = (row.met ?? false) && absolute
+        return [
+            row,
+            .diagnostic(
+                "(diagnostic) open-to-first-hit: a `FileCache` of \(Format.grouped(count)) entries", ours: samples[2],
+                baseline: samples[3], baselineName: "its full replay", write: milliseconds),
+            .diagnostic(
+                "(diagnostic) the `BigFileCache` row without the journal's lookup table (the lookup scans the journal)",
+                ours: samples[4], baseline: samples[1], baselineName: "the full replay", write: milliseconds,
+                notes: [
+                    "the lookup table (`journal.lookup`, written at compaction and when the last instance closes) is deleted "
+                        + "before each opening: the first lookup walks the journal's \(Format.grouped(count)) frames instead"
+                ]),
+        ]
+    }
+}

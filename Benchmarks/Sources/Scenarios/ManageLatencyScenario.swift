@@ -1,0 +1,128 @@
+import Foundation
+import LoopbackServer
+import ManagedCache
+import ManagedCacheLocking
+
+/// What one `manage` call costs the thread that makes it (issue 20): a "main" thread configures
+/// reusable cells as a scrolling list does, 10 calls then 2 ms, over a mix of memory hits,
+/// remembered failures, file-cache hits delivered synchronously and new URLs that start a load;
+/// first alone, then while background threads run an app-like mix on the same manager (loads,
+/// 404s, releases, removals, memory pressure, prefetches). Each call is timed on its own and
+/// classified by what it did; right after it, the same thread times a lookup in a locked
+/// `Dictionary` (the floor: what the machine itself costs that thread at that moment).
+struct ManageLatencyScenario: BenchmarkScenario {
+    let identifier = "manage-latency"
+    let usesNetwork = true
+
+    /// Background threads of the loaded phase (`MANAGEDCACHE_LATENCY_THREADS` overrides it).
+    static var backgroundThreads: Int {
+        ProcessInfo.processInfo.environment["MANAGEDCACHE_LATENCY_THREADS"].flatMap(Int.init) ?? 4
+    }
+
+    /// The issue's bound for every outcome: p99 and maximum, in milliseconds.
+    static let p99Limit = 0.25
+    static let maximumLimit = 4.0
+
+    func run(in context: BenchmarkContext) throws -> [ResultRow] {
+        let calls = context.pick(full: 20_000, quick: 6_000)
+        let server = try LatencyServer.start()
+        defer { server.stop() }
+        var rows: [ResultRow] = []
+        for threads in [0, Self.backgroundThreads] {
+            let fixture = try LatencyFixture(server: server, calls: calls)
+            defer { fixture.tearDown() }
+            let background = BackgroundMix(manager: fixture.manager, server: server, threads: threads)
+            background.start()
+            let timings = fixture.measure(calls: calls)
+            let backgroundOperations = background.stop()
+            rows += Self.rows(timings, threads: threads, backgroundOperations: backgroundOperations)
+        }
+        return rows
+    }
+
+    /// One row per outcome seen at least 50 times, and the floor's row.
+    static func rows(_ timings: LatencyTimings, threads: Int, backgroundOperations: Int) -> [ResultRow] {
+        let phase = threads == 0 ? "alone" : "under load (\(threads) threads, \(Format.grouped(backgroundOperations)) operations)"
+        let floor = Percentiles(timings.floor)
+        var rows: [ResultRow] = []
+        for outcome in LatencyOutcome.allCases {
+            let samples = timings.byOutcome[outcome, default: []]
+            guard samples.count >= 50 else { continue }
+            let ours = Percentiles(samples)
+            let met = ours.p99 <= p99Limit && ours.maximum < maximumLimit
+            rows.append(
+                ResultRow(
+                    scenario: "`manage` latency, \(outcome.rawValue), \(phase): \(Format.grouped(samples.count)) calls",
+                    ours: ours.description, baseline: "locked `Dictionary`: \(floor.description)",
+                    ratio: Format.ratio(floor.p99 > 0 ? ours.p99 / floor.p99 : .infinity),
+                    target: "p99 ≤ \(p99Limit) ms, max < \(Int(maximumLimit)) ms", met: met,
+                    notes: outcome == .memoryHit && threads == 0 ? [LatencyTimings.explanation] : []))
+        }
+        return rows
+    }
+}
+
+/// What a measured call did, told by the user's callback (on the calling thread, before
+/// `manage` returned) or by its absence.
+enum LatencyOutcome: String, CaseIterable, Sendable {
+    case memoryHit = "memory hit"
+    case sharedObject = "shared object"
+    case fileCacheHit = "file-cache hit (synchronous)"
+    case rememberedFailure = "remembered failure"
+    case startedLoad = "started or joined a load"
+}
+
+/// Call durations in milliseconds, by outcome, and the floor's.
+struct LatencyTimings {
+    var byOutcome: [LatencyOutcome: [Double]] = [:]
+    var floor: [Double] = []
+
+    static let explanation =
+        "ratio = p99 / the floor's p99; figures are p50 / p99 / p99.9 / max in ms; each call is timed alone "
+        + "(monotonic clock), the floor is a lookup in a `Dictionary` behind a `Mutex` timed on the same thread right after it"
+}
+
+/// p50 / p99 / p99.9 / max of a sample set, in milliseconds.
+struct Percentiles: CustomStringConvertible {
+    let p50: Double
+    let p99: Double
+    let p999: Double
+    let maximum: Double
+
+    init(_ values: [Double]) {
+        let sorted = values.sorted()
+        func at(_ fraction: Double) -> Double {
+            sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+        }
+        p50 = at(0.5)
+        p99 = at(0.99)
+        p999 = at(0.999)
+        maximum = sorted.last ?? 0
+    }
+
+    var description: String {
+        [p50, p99, p999, maximum].map { String(format: "%.3f", $0) }.joined(separator: " / ")
+    }
+}
+
+/// The loopback routes: `/ok/<n>` small bodies, `/missing/<n>` 404, `/slow/<n>` dripped.
+enum LatencyServer {
+    static func body(_ index: Int) -> Data {
+        Data((0..<(2_000 + index % 6_000)).map { UInt8(truncatingIfNeeded: $0 &+ index) })
+    }
+
+    static func start() throws -> LoopbackServer {
+        let server = try LoopbackServer(configuration: .init(recordedRequestsPerPath: 0))
+        server.setFallback { request in
+            let parts = request.path.split(separator: "/")
+            guard parts.count == 2, let index = Int(parts[1]) else { return nil }
+            switch parts[0] {
+            case "ok": return .ok(body(index))
+            case "missing": return .status(404)
+            case "slow": return LoopbackResponse.ok(body(index)).behaving(.drip(chunkSize: 1_000, interval: 0.01))
+            default: return nil
+            }
+        }
+        return server
+    }
+}

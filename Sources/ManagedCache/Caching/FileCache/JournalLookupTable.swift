@@ -1,0 +1,134 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where each live key's records start in a journal's first `covered` bytes: a hash table beside
+/// the journal (`journal.lookup`) that lets a lookup made before the replay has finished read a
+/// few frames instead of walking the whole journal.
+///
+/// It is a hint, never the truth: every frame it points at is read and checked (its checksum,
+/// its type, the key byte for byte, the version) before it is believed, and a key it does not
+/// list is looked for by the ordinary scan or waits for the replay. What it describes cannot go
+/// stale: it names one journal (the generation in the journal's header, drawn anew by every
+/// compaction) and a prefix of it, and a journal's bytes before its end never change (see
+/// `JournalSnapshot`). Written at compaction and when the last open instance closes, to a
+/// temporary file renamed over the old one, without `fsync`: a table lost or torn by a power
+/// failure only sends lookups back to the scan.
+///
+/// Format (little-endian): `"MCLT"`, format version (u32, 1), the journal's generation (u64),
+/// the prefix's length (u64), the slot count N (u64, a power of two), XXH64 of those 32 bytes
+/// (u64); then N slots of 16 bytes: tag (u32, 0 for an empty slot), offsets of the `add`, the
+/// latest `metadata` (0: none) and the latest `verified` (0: none) record (u32 each). A key's
+/// XXH64 gives its tag (low 32 bits, lowest bit set) and its first slot (high bits); collisions
+/// go to the next slots (linear probing).
+final class JournalLookupTable: @unchecked Sendable {
+    // Safe to be Sendable: immutable after `init`; a private read-only mapping unmapped in `deinit`.
+
+    /// The file's name in the cache's root.
+    static let fileName = "journal.lookup"
+    private static let magic: UInt32 = 0x544C_434D  // "MCLT"
+    private static let formatVersion: UInt32 = 1
+    private static let headerSize = 40
+    private static let slotSize = 16
+
+    /// The journal this table describes.
+    let generation: UInt64
+    /// How many of the journal's first bytes it describes.
+    let covered: Int
+    private let slotCount: Int
+    private let bytes: UnsafeRawBufferPointer
+
+    private init(generation: UInt64, covered: Int, slotCount: Int, bytes: UnsafeRawBufferPointer) {
+        self.generation = generation
+        self.covered = covered
+        self.slotCount = slotCount
+        self.bytes = bytes
+    }
+
+    deinit {
+        munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count)
+    }
+
+    /// The table at `path` if it describes the journal of `generation` within its first
+    /// `journalSize` bytes; nil otherwise (none, another journal, damaged header).
+    static func open(_ path: String, generation: UInt64, journalSize: Int) -> JournalLookupTable? {
+        let descriptor = Posix.openFile(path, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { Posix.closeFile(descriptor) }
+        guard let info = Posix.status(of: descriptor), Int(info.st_size) >= headerSize else { return nil }
+        let size = Int(info.st_size)
+        // MAP_FAILED is (void *)-1, which not every platform's overlay imports.
+        let failed = UnsafeMutableRawPointer(bitPattern: -1)
+        guard let mapping = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), mapping != failed else { return nil }
+        let bytes = UnsafeRawBufferPointer(start: mapping, count: size)
+        func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
+        func u64(_ offset: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        let covered = u64(16)
+        let slotCount = u64(24)
+        guard u32(0) == magic, u32(4) == formatVersion, u64(32) == XXH64.hash(UnsafeRawBufferPointer(rebasing: bytes[0..<32])),
+            u64(8) == generation, covered <= UInt64(journalSize), slotCount > 0, slotCount & (slotCount - 1) == 0,
+            slotCount <= UInt64(size), size == headerSize + Int(slotCount) * slotSize
+        else {
+            munmap(mapping, size)
+            return nil
+        }
+        return JournalLookupTable(generation: generation, covered: Int(covered), slotCount: Int(slotCount), bytes: bytes)
+    }
+
+    /// Calls `body` with the offsets of every slot whose tag is `key`'s, in probing order, until
+    /// it returns false or an empty slot ends the chain.
+    func forEachCandidate(_ key: UnsafeRawBufferPointer, _ body: (JournalOffsets) -> Bool) {
+        let hash = XXH64.hash(key)
+        let tag = UInt32(truncatingIfNeeded: hash) | 1
+        var position = Int(truncatingIfNeeded: hash >> 32) & (slotCount - 1)
+        for _ in 0..<slotCount {
+            let slot = Self.headerSize + position * Self.slotSize
+            let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot, as: UInt32.self))
+            if stored == 0 { return }
+            if stored == tag {
+                let offsets = JournalOffsets(
+                    add: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot + 4, as: UInt32.self)),
+                    metadata: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot + 8, as: UInt32.self)),
+                    verified: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot + 12, as: UInt32.self)))
+                if !body(offsets) { return }
+            }
+            position = (position + 1) & (slotCount - 1)
+        }
+    }
+
+    /// The bytes of a table for the journal of `generation`, describing its first `covered`
+    /// bytes with `entries` (each live key and its offsets; entries whose `add` offset is
+    /// unknown are left out).
+    static func encode(generation: UInt64, covered: Int, entries: [(key: String, offsets: JournalOffsets)]) -> [UInt8] {
+        let wanted = max(16, entries.count + entries.count / 4 + 1)  // at most 80 % full
+        var slotCount = 16
+        while slotCount < wanted { slotCount <<= 1 }
+        var bytes = [UInt8](repeating: 0, count: headerSize + slotCount * slotSize)
+        bytes.withUnsafeMutableBytes { raw in
+            func put32(_ value: UInt32, _ offset: Int) { raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
+            func put64(_ value: UInt64, _ offset: Int) { raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt64.self) }
+            put32(magic, 0)
+            put32(formatVersion, 4)
+            put64(generation, 8)
+            put64(UInt64(covered), 16)
+            put64(UInt64(slotCount), 24)
+            put64(XXH64.hash(UnsafeRawBufferPointer(rebasing: raw[0..<32])), 32)
+            for (key, offsets) in entries where offsets.add != JournalOffsets.unknown {
+                var key = key
+                let hash = key.withUTF8 { XXH64.hash(UnsafeRawBufferPointer($0)) }
+                var position = Int(truncatingIfNeeded: hash >> 32) & (slotCount - 1)
+                while raw.load(fromByteOffset: headerSize + position * slotSize, as: UInt32.self) != 0 {
+                    position = (position + 1) & (slotCount - 1)
+                }
+                let slot = headerSize + position * slotSize
+                put32(UInt32(truncatingIfNeeded: hash) | 1, slot)
+                put32(offsets.add, slot + 4)
+                put32(offsets.metadata, slot + 8)
+                put32(offsets.verified, slot + 12)
+            }
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+/// The rest of a cache's opening, done after `init` has returned: replaying the journal into
+/// an index (the decoding, which needs nothing but the snapshot), then installing it (under the
+/// store's mutex, with what needs the index: the session, the hits served meanwhile, the limits).
+/// See `CacheStore+Opening`.
+///
+/// Exactly one thread decodes: the background thread started by `init`, or the first operation
+/// that needs the index before that thread got to it (`claim()`). Exactly one thread installs the
+/// result (`takeDecoded()`); every other one waits (`waitUntilFinished()`). The background thread
+/// never holds its cache (only the cache's `state`), so releasing the cache closes it at
+/// once (its `deinit` finishes the opening first).
+final class OpeningReplay: @unchecked Sendable {
+    // Safe to be Sendable: `snapshot` and `limits` are immutable; `phase` is only read or written
+    // between `condition.lock()` and `condition.unlock()`.
+
+    /// What the decoding produced.
+    struct Decoded: Sendable {
+        var index: CacheIndex
+        var highestSession: UInt32
+        var generation: UInt64
+        var outcome: StoreState.ReplayOutcome
+    }
+
+    private enum Phase {
+        case pending
+        case decoding
+        case decoded(Decoded)
+        case installing
+        case finished
+    }
+
+    /// The journal as it was at the opening.
+    let snapshot: JournalSnapshot
+    /// The limits the replayed index is built for.
+    let limits: CacheLimits
+    private let condition = NSCondition()
+    private var phase = Phase.pending
+    /// For the tests: runs on the background thread once it holds the decoded result, before it
+    /// installs it (`pauseBackgroundInstall(with:)`).
+    private var backgroundInstallHook: (@Sendable () -> Void)?
+
+    init(snapshot: JournalSnapshot, limits: CacheLimits) {
+        self.snapshot = snapshot
+        self.limits = limits
+    }
+
+    /// Whether the caller is the one to decode (true exactly once).
+    func claim() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard case .pending = phase else { return false }
+        phase = .decoding
+        return true
+    }
+
+    /// The decoder hands its result over.
+    func publish(_ decoded: Decoded) {
+        condition.lock()
+        phase = .decoded(decoded)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The decoded result, to install (the caller then calls `markFinished()`), once the decoding
+    /// has finished; nil when another thread has taken it (`waiting: false`: also while the
+    /// decoding still runs).
+    func takeDecoded(waiting: Bool = true) -> Decoded? {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            switch phase {
+            case .decoded(let decoded):
+                phase = .installing  // the result now lives only in `decoded`: installing it copies nothing
+                return decoded
+            case .pending, .decoding:
+                guard waiting else { return nil }
+                condition.wait()
+            case .installing, .finished:
+                return nil
+            }
+        }
+    }
+
+    /// For the tests: makes the background thread run `hook` once it has taken the decoded result
+    /// and before it installs it, so a test can release the cache in that window.
+    func pauseBackgroundInstall(with hook: @escaping @Sendable () -> Void) {
+        condition.lock()
+        backgroundInstallHook = hook
+        condition.unlock()
+    }
+
+    /// Runs the hook set by `pauseBackgroundInstall(with:)`, if any (the background thread).
+    func runBackgroundInstallHook() {
+        condition.lock()
+        let hook = backgroundInstallHook
+        condition.unlock()
+        hook?()
+    }
+
+    /// The installer is done.
+    func markFinished() {
+        condition.lock()
+        phase = .finished
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Blocks until the index is installed.
+    func waitUntilFinished() {
+        condition.lock()
+        while true {
+            if case .finished = phase { break }
+            condition.wait()
+        }
+        condition.unlock()
+    }
+
+    /// Replays the snapshot into a new index (no shared state: any thread, no lock).
+    func decode(layout: CacheLayout) -> Decoded {
+        var scratch = StoreState(layout: layout, limits: limits)
+        let outcome = scratch._replay(snapshot.bytes)
+        return Decoded(
+            index: scratch.index, highestSession: scratch.highestSession, generation: scratch.journalGeneration, outcome: outcome)
+    }
+}

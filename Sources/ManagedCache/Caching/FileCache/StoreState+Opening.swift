@@ -1,0 +1,82 @@
+import Foundation
+
+/// An entry served before the replay finished (see `CacheStore+Opening`).
+struct EarlyAnswer {
+    var record: EntryRecord
+    var location: EntryLocation
+    var stamp: FileStamp?
+    /// When it expires, as the index would compute it.
+    var expires: Double
+}
+
+/// The end of a deferred opening, and the bookkeeping of what was served before it.
+extension StoreState {
+    /// Records a hit served by scanning the snapshot: later reads of the key find it, and its use
+    /// is applied to the index once the replay has finished.
+    mutating func _noteEarlyHit(_ answer: EarlyAnswer) {
+        earlyAnswers[IndexKey(answer.record.key)] = answer
+        earlyTouches.append(answer.record.key)
+    }
+
+    /// Remembers a verification made before the replay finished.
+    mutating func _noteEarlyVerification(key: String, version: UInt64, stamp: FileStamp) {
+        if var answer = earlyAnswers[IndexKey(key)], answer.record.id.version == version {
+            answer.stamp = stamp
+            earlyAnswers[IndexKey(key)] = answer
+        }
+        earlyVerifications.append((key, version, stamp))
+    }
+
+    /// Installs the index the replay of `job`'s snapshot built, and does what a synchronous
+    /// opening does after its replay: catches up with what other instances appended since the
+    /// snapshot (or repairs a damaged journal), announces this instance's session, applies the
+    /// hits and verifications served meanwhile, enforces the limits and compacts an oversized
+    /// journal. A failure leaves the cache `degraded`: the next operation recovers, as after any
+    /// failed operation.
+    mutating func _finishOpening(_ job: OpeningReplay, decoded: inout OpeningReplay.Decoded, now: Double) {
+        guard opening === job else { return }
+        opening = nil
+        // Swapped in, not copied: the index is about to change, and a second reference to its
+        // storage would make that change copy 100,000 slots and keys.
+        swap(&index, &decoded.index)
+        highestSession = max(highestSession, decoded.highestSession)
+        journalGeneration = decoded.generation
+        let outcome = decoded.outcome
+        journal?.markApplied(outcome.consumed, fromStart: true)
+        let touched = earlyTouches
+        let verified = earlyVerifications
+        earlyAnswers.removeAll()
+        earlyTouches.removeAll()
+        earlyVerifications.removeAll()
+        _lockJournal()
+        defer { _unlockJournal() }
+        do throws(FileCacheError) {
+            if outcome.damaged { try _repair() } else { try _catchUp() }
+            highestSession += 1
+            currentSession = highestSession
+            var encoder = JournalEncoder()
+            encoder.append(.session(currentSession))
+            try _append(encoder)
+        } catch {
+            degraded = true
+            if currentSession == 0 {
+                highestSession += 1
+                currentSession = highestSession
+            }
+        }
+        for key in touched {
+            guard let slot = index.find(key) else { continue }
+            index.touch(slot, session: currentSession)
+            if !index[slot].touchPending {
+                index.setTouchPending(slot, true)
+                pendingTouches.append(slot)
+            }
+        }
+        for (key, version, stamp) in verified {
+            _noteVerified(key: key, version: version, stamp: stamp)
+        }
+        guard !degraded else { return }
+        _enforceLimits(now: now, protecting: nil)
+        if _journalNeedsCompaction { try? _compact() }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+#if !canImport(Darwin)
+/// The delegate queue of `URLSessionDataLoader`'s session on Linux: a serial `OperationQueue`
+/// that makes FoundationNetworking wait while too many delivered chunks are queued, so that a
+/// download is never received faster than its receiver writes it (back-pressure).
+///
+/// Why it is needed: FoundationNetworking's libcurl callback hands every received chunk to the
+/// delegate queue with `addOperation` and tells libcurl to go on at once; it cannot pause a
+/// transfer (`_NativeProtocol` stops with "Need to solve pausing receive"). When the delegate is
+/// slower than the socket (writing a 200 MB download to disk over fast loopback), every chunk
+/// waits in the queue: the whole body in memory. Here `addOperation`, which libcurl's callback
+/// calls on the session's work queue, waits while more than `limit` operations are queued, so
+/// libcurl stops reading the socket, TCP's window closes and the server slows down.
+///
+/// The wait is bounded so that it can never deadlock: FoundationNetworking serves every session
+/// of the process from one serial work queue, and a few of its calls (`resume()`, `priority`,
+/// creating a task, `invalidateAndCancel()`) wait for that queue synchronously. A delegate
+/// callback that made such a call (through user code, say) would wait for the work queue this
+/// queue is holding, and no queued operation would finish. So when no operation has finished for
+/// `stallTimeout`, the limit grows by one more `limit` (up to `maximumStalls` times) and the
+/// clock starts again; the first operation that finishes brings it back. A stuck consumer gets
+/// the work queue back within a few timeouts (libcurl returns to the work queue after a few
+/// chunks); a consumer that is only slow (a disk stall) holds at most `(1 + maximumStalls) ×
+/// limit` chunks, and past that lets one in per timeout. Operations added from inside one of the
+/// queue's own operations are never held.
+///
+/// On Apple platforms `URLSession` limits what it buffers for a delegate itself: this class is
+/// not compiled there and the loader uses a plain delegate queue.
+final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
+    // Safe to be Sendable: `OperationQueue` is (its own state has its own lock); the counters
+    // added here are only read or written between `condition.lock()` and `condition.unlock()`.
+
+    /// The most bytes of delivered chunks to hold back, about.
+    static let byteBudget = 8 << 20
+    /// How long the consumer may make no progress before the limit grows.
+    static let stallTimeout: TimeInterval = 0.25
+    /// How many times the limit grows by itself while the consumer makes no progress.
+    static let maximumStalls = 3
+
+    private let condition = NSCondition()
+    private var queued = 0
+    private var largestChunk = 16 << 10
+    private var lastProgress = MonotonicInstant.now
+    /// Stall timeouts since the consumer last made progress (the limit is `_limit * (1 + stalls)`).
+    private var stalls = 0
+    /// How many times a producer had to wait (for the tests and the benchmark).
+    private var waits = 0
+    private var peakQueued = 0
+
+    override init() {
+        super.init()
+        maxConcurrentOperationCount = 1
+        name = "ManagedCache.URLSessionDataLoader"
+    }
+
+    /// The most operations held at once: the byte budget over the largest chunk seen.
+    var limit: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return _limit
+    }
+
+    private var _limit: Int { max(16, Self.byteBudget / max(1, largestChunk)) }
+
+    /// How many times a producer had to wait so far.
+    var waitCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return waits
+    }
+
+    /// Operations queued and not yet finished.
+    var queuedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queued
+    }
+
+    /// The most operations queued at once so far (for the tests).
+    var peakQueuedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return peakQueued
+    }
+
+    /// The delegate reports each chunk's size, so the limit follows the chunk size in use.
+    func noteChunk(_ byteCount: Int) {
+        condition.lock()
+        if byteCount > largestChunk { largestChunk = byteCount }
+        condition.unlock()
+    }
+
+    override func addOperation(_ block: @escaping @Sendable () -> Void) {
+        admit()
+        super.addOperation { [self] in
+            block()
+            finished()
+        }
+    }
+
+    /// Counts one more operation, waiting first while the queue is over its limit (see above).
+    private func admit() {
+        let fromInside = OperationQueue.current === self
+        condition.lock()
+        defer {
+            peakQueued = max(peakQueued, queued)
+            condition.unlock()
+        }
+        if queued == 0 { lastProgress = .now }
+        queued += 1
+        guard !fromInside, queued > _limit * (1 + stalls) else { return }
+        waits += 1
+        LoadAccounting.backPressureWaitCount.withLock { $0 += 1 }
+        while queued > _limit * (1 + stalls) {
+            let stalled = MonotonicInstant.now.seconds(since: lastProgress)
+            if stalled >= Self.stallTimeout {
+                lastProgress = .now
+                guard stalls < Self.maximumStalls else { return }  // one operation per timeout from here
+                stalls += 1
+                continue
+            }
+            _ = condition.wait(until: Date(timeIntervalSinceNow: Self.stallTimeout - stalled))
+        }
+    }
+
+    /// One operation ended: the consumer made progress.
+    private func finished() {
+        condition.lock()
+        queued -= 1
+        lastProgress = .now
+        stalls = 0
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+#endif

@@ -1,0 +1,286 @@
+/// One handler per object key: HJCache's `HJMOHandler`, as a state machine. Every phase change
+/// is one of the named transitions below; nothing outside this file assigns `phase`.
+///
+/// ```
+///                 startLoading ─────────────────────────┐
+///   ┌─────┐  ──────────────────▶ ┌─────────┐ bytesArrived ▼ ┌────────┐ finishDecoding ┌───────┐
+///   │ new │                      │ loading │ ─────────────▶ │ loaded │ ─────────────▶ │ ready │
+///   └─────┘  ─startFileLookup──────────────────────────────▶ └────────┘  (no user:new) └───────┘
+///     ▲  ▲          │ cancel (buffer push-out, last user gone, prefetch cancelled)  │   │
+///     │  └──────────┴──────────────────────────────────────────────────────────────┘   │
+///     │ prepareRestart (stale object, revalidate in the foreground)                    │
+///     │                                                                                │
+///     │   fail (load or decode failed) ──▶ ┌────────┐ ── startLoading / startFileLookup  │
+///     └─────────────────────────────────── │ failed │   (a user manages it again)        │
+///                                          └────────┘                                  │
+///   ready ── startBackgroundRevalidation ──▶ ready (stale, revalidating) ── bytesArrived ┘
+///         ── revalidated (304, or stale-if-error) ──▶ ready ; becomeReady (memory hit) ──▶ ready
+///   any ── startStoring (the app stores an object) ──▶ loaded ── finishDecoding ──▶ ready / new
+/// ```
+///
+/// `generation` changes on every start and cancellation, so the result of an abandoned load or
+/// file lookup is recognised and ignored.
+///
+/// A class, so the table holds references and every change happens in place: handlers are
+/// touched on every `manage`, and copying a record of this size in and out of the dictionary cost
+/// more than the rest of a memory hit. Not `Sendable`: handlers live in `ManagerState` and are
+/// only read or changed under the manager's lock, so every method here assumes that lock is held.
+final class ObjectHandler {
+    /// Where the handler is in its life; see the diagram on `ObjectHandler`.
+    enum Phase {
+        /// Nothing under way (never started, or cancelled: managing a user restarts it).
+        case new
+        /// Waiting for the bytes of fetch `fetch`.
+        case loading(fetch: UInt64)
+        /// The bytes are here and being decoded, or being looked up in the file cache.
+        case loaded
+        /// The shared object.
+        case ready(any Sendable, DataOrigin)
+        /// The last load failed; managing a user retries (subject to the failure memory).
+        case failed(ManagedCacheError)
+
+        var isBusy: Bool {
+            switch self {
+            case .loading, .loaded: return true
+            default: return false
+            }
+        }
+
+        var isLoading: Bool {
+            if case .loading = self { return true }
+            return false
+        }
+
+        var isLoaded: Bool {
+            if case .loaded = self { return true }
+            return false
+        }
+    }
+
+    let key: ObjectKey
+    let decoder: AnyObjectDecoder
+    /// The request and policy of the user that started the current load.
+    var request: ObjectRequest
+    var policy: LoadPolicy
+    var users = HandlerUsers()
+    private(set) var phase: Phase = .new
+    /// Bumped on every start and cancellation, so results of an abandoned load are ignored.
+    private(set) var generation: UInt64 = 0
+    /// A prefetch with this handler's decoder wants the object even with no users.
+    private(set) var heldByPrefetch = false
+    /// The priority of that prefetch.
+    private(set) var prefetchPriority = LoadPriority.low
+    /// How long the ready object is fresh (HTTP caching).
+    var freshness: HTTPFreshness?
+    /// A stale object whose revalidation is under way: a `304` makes it current again.
+    private(set) var staleObject: CachedObject?
+    /// The fetch revalidating a ready object in the background (stale-while-revalidate).
+    private(set) var revalidatingFetch: UInt64?
+    /// The ready object's memory-cache cost, kept so re-inserting it costs what decoding said.
+    private(set) var objectCost = 0
+    /// Guards the variant the current decode writes to the file cache: a stored object that
+    /// supersedes the load closes it (issue 18.1, `WriteGate`). `nil` when the decoder stores no variant.
+    private(set) var writeGate: WriteGate?
+
+    init(key: ObjectKey, decoder: AnyObjectDecoder, request: ObjectRequest, policy: LoadPolicy) {
+        self.key = key
+        self.decoder = decoder
+        self.request = request
+        self.policy = policy
+    }
+
+    // MARK: - Transitions
+
+    /// new, failed or loaded (a file-cache miss) → loading: waits for the bytes of `fetch`.
+    func startLoading(fetch: UInt64) {
+        assert(!phase.isLoading, "a handler starts loading only when it is not already loading")
+        generation &+= 1
+        phase = .loading(fetch: fetch)
+    }
+
+    /// new or failed → loading, for a prefetch with `priority` (no user needs to be attached).
+    func startPrefetch(fetch: UInt64, priority: LoadPriority) {
+        heldByPrefetch = true
+        prefetchPriority = priority
+        startLoading(fetch: fetch)
+    }
+
+    /// new or failed → loaded: the file cache is read first (on the caller's thread or in the
+    /// background); a miss then starts loading. Returns the generation the lookup belongs to.
+    func startFileLookup() -> UInt64 {
+        assert(!phase.isBusy, "a file lookup starts only when nothing is under way")
+        generation &+= 1
+        phase = .loaded
+        return generation
+    }
+
+    /// loading or loaded → new: the load was cancelled (pushed out of the loading buffer, its last
+    /// user gone, its prefetch cancelled). Managing a user restarts it.
+    func cancel() {
+        assert(phase.isBusy, "only a load under way can be cancelled")
+        phase = .new
+        generation &+= 1
+        heldByPrefetch = false
+    }
+
+    /// → new, keeping `stale` to revalidate in the foreground with the request and policy of the
+    /// user asking now (users wait for the answer).
+    func prepareRestart(stale: CachedObject, request: ObjectRequest, policy: LoadPolicy) {
+        assert(!phase.isBusy, "a restart for revalidation needs an idle handler")
+        staleObject = stale
+        self.request = request
+        self.policy = policy
+        phase = .new
+    }
+
+    /// → new, forgetting the stale object: a `304` came for bytes this decoder never had, so the
+    /// load starts again without validators.
+    func dropStaleObjectForFullLoad() {
+        phase = .new
+        staleObject = nil
+        revalidatingFetch = nil
+    }
+
+    /// ready → ready (stale, revalidating): users get `stale` now while `fetch` revalidates it.
+    func startBackgroundRevalidation(stale: CachedObject, fetch: UInt64) {
+        assert(!phase.isBusy && revalidatingFetch == nil, "one background revalidation at a time, on an idle handler")
+        phase = .ready(stale.object, .memory)
+        freshness = stale.freshness
+        objectCost = stale.cost
+        staleObject = stale
+        revalidatingFetch = fetch
+    }
+
+    /// any phase → loaded, for an object the app stores (issue 18.1, `ObjectManager+Storing`):
+    /// whatever was under way is abandoned (a new generation, so its results are ignored; the
+    /// caller has taken the handler off its fetches and closed `writeGate`), and the handler waits
+    /// for the stored object (`finishDecoding`). Returns the generation the store belongs to.
+    func startStoring() -> UInt64 {
+        generation &+= 1
+        heldByPrefetch = false
+        staleObject = nil
+        revalidatingFetch = nil
+        writeGate = nil
+        phase = .loaded
+        return generation
+    }
+
+    /// A new gate for the variant the coming decode writes (see `writeGate`).
+    func openWriteGate() -> WriteGate {
+        let gate = WriteGate()
+        writeGate = gate
+        return gate
+    }
+
+    /// loading (or ready, revalidating) → loaded: the bytes are here; the decode runs next.
+    func bytesArrived() {
+        assert(phase.isLoading || revalidatingFetch != nil, "bytes arrive only for a load or a revalidation")
+        phase = .loaded
+        revalidatingFetch = nil
+    }
+
+    /// loaded → ready with the decoded object (or → new when no user is left: only the memory
+    /// cache keeps it).
+    func finishDecoding(object: any Sendable, origin: DataOrigin, freshness: HTTPFreshness?, cost: Int) {
+        assert(phase.isLoaded, "a decode finishes a loaded handler")
+        heldByPrefetch = false
+        staleObject = nil
+        self.freshness = freshness
+        objectCost = cost
+        compactUsers()
+        phase = users.isEmpty ? .new : .ready(object, origin)
+    }
+
+    /// → ready with `object` again: a `304` confirmed the stale object, or the network failed and
+    /// the stale object is better than nothing (stale-if-error).
+    func revalidated(object: any Sendable, freshness: HTTPFreshness?) {
+        phase = .ready(object, .revalidated)
+        self.freshness = freshness
+        staleObject = nil
+        revalidatingFetch = nil
+        compactUsers()
+    }
+
+    /// A background revalidation failed: the ready object stays as it is.
+    func endBackgroundRevalidation() {
+        revalidatingFetch = nil
+        staleObject = nil
+    }
+
+    /// → failed: the load or the decode failed; users are told.
+    func fail(_ error: ManagedCacheError) {
+        phase = .failed(error)
+        heldByPrefetch = false
+        staleObject = nil
+        revalidatingFetch = nil
+        compactUsers()
+    }
+
+    /// new, failed or ready → ready with an object from the memory cache (a memory hit), unless a
+    /// load or a revalidation is under way.
+    func becomeReady(fromMemory cached: CachedObject) {
+        guard !phase.isBusy, revalidatingFetch == nil else { return }
+        phase = .ready(cached.object, .memory)
+        freshness = cached.freshness
+        objectCost = cached.cost
+    }
+
+    /// The prefetch holding the handler now runs at `priority` (the same request prefetched again).
+    func reprioritizePrefetch(_ priority: LoadPriority) {
+        assert(heldByPrefetch, "only a prefetch's priority changes here")
+        prefetchPriority = priority
+    }
+
+    /// The prefetch no longer holds the handler (its load goes on only for users).
+    func releasePrefetch() {
+        heldByPrefetch = false
+    }
+
+    // MARK: - Questions
+
+    /// Whether this handler waits for fetch `identifier` (loading, or revalidating in the background).
+    func isWaiting(for identifier: UInt64) -> Bool {
+        if case .loading(identifier) = phase { return true }
+        return revalidatingFetch == identifier
+    }
+
+    /// The ready object when its freshness has run out under `policy`, as a stale object to
+    /// revalidate; `nil` otherwise.
+    func staleReadyObject(policy: FreshnessPolicy) -> CachedObject? {
+        guard case .ready(let object, _) = phase, let freshness, freshness.isStale(policy: policy) else { return nil }
+        return CachedObject(object: object, freshness: freshness, cost: objectCost)
+    }
+
+    /// Whether any user is still alive.
+    var hasLiveUsers: Bool { users.contains { $0.isAlive } }
+
+    /// Whether a live user keeps the load out of the loading buffer's reach.
+    var hasLiveUnevictableUsers: Bool { users.contains { $0.isAlive && !$0.evictable } }
+
+    /// The highest priority among the live users' requests and the prefetch holding the handler;
+    /// `.normal` when nothing wants it (a load whose users just left).
+    var effectivePriority: LoadPriority {
+        var highest: LoadPriority? = heldByPrefetch ? prefetchPriority : nil
+        for slot in users where slot.isAlive {
+            let priority = slot.request.priority
+            if highest.map({ priority > $0 }) ?? true { highest = priority }
+        }
+        return highest ?? .normal
+    }
+
+    /// Drops the slots of deallocated users.
+    func compactUsers() { users.removeAll { !$0.isAlive } }
+
+    /// One delivery of `event` to each live user (of those `including` accepts), each for the
+    /// request it is attached with. `fetch`: for progress and previews, the fetch they report on
+    /// (see `PendingDelivery.fetch`).
+    func deliveries(
+        of event: UserEvent, fetch: UInt64? = nil, including: (Attachment) -> Bool = { _ in true }
+    ) -> [PendingDelivery] {
+        users.compactMap { slot in
+            guard including(slot), let user = slot.user else { return nil }
+            return PendingDelivery(
+                user: user, request: slot.request, key: key, attachment: slot.attachment, event: event, fetch: fetch)
+        }
+    }
+}

@@ -1,0 +1,130 @@
+#if canImport(SwiftUI) && canImport(UIKit)
+import Combine
+import ManagedCache
+import SwiftUI
+import UIKit
+
+/// A SwiftUI view that loads, shares and shows an image: `ManagedImageView` for SwiftUI.
+///
+/// ```swift
+/// import ManagedCacheUIKit
+/// import SwiftUI
+///
+/// struct AvatarView: View {
+///     let avatarURL: URL
+///
+///     var body: some View {
+///         ManagedImage(url: avatarURL) { phase in
+///             if let image = phase.image?.uiImage() {
+///                 Image(uiImage: image).resizable()
+///             } else {
+///                 Color.secondary
+///             }
+///         }
+///         .frame(width: 44, height: 44)
+///     }
+/// }
+/// ```
+///
+/// It loads once it is on screen and laid out, at its laid-out pixel size (unless you give a
+/// `format`), shares the one decoded image with every other view and user of the key, shows a
+/// memory hit without a placeholder frame, keeps the old variant while a new size loads, and
+/// detaches when it leaves the screen. All of that is ``ManagedImageModel``'s (tested on Linux);
+/// this view only reports its size and appearance and draws the phase.
+public struct ManagedImage<Content: View>: View {
+    private let url: URL?
+    private let oid: String?
+    private let priority: LoadPriority
+    private let content: (ManagedImagePhase) -> Content
+    @StateObject private var observed: ObservedModel
+    @Environment(\.displayScale) private var displayScale
+
+    /// Shows the image of `url` through `content`, which draws each phase.
+    ///
+    /// - Parameters:
+    ///   - url: The image's URL; `nil` shows `.empty`.
+    ///   - oid: The key that identifies the image instead of the URL (default `nil`).
+    ///   - priority: The load's priority (default `.normal`).
+    ///   - format: A fixed format instead of the laid-out size (default `nil`).
+    ///   - scaleMode: How the image fills the view, for the laid-out format (default `.aspectFill`).
+    ///   - manager: The manager (default `ObjectManager.defaultImageManager`).
+    ///   - content: Draws a ``ManagedImagePhase``.
+    public init(
+        url: URL?, oid: String? = nil, priority: LoadPriority = .normal, format: ImageCacheFormat? = nil,
+        scaleMode: ImageScaleMode = .aspectFill, manager: ObjectManager = .defaultImageManager,
+        @ViewBuilder content: @escaping (ManagedImagePhase) -> Content
+    ) {
+        self.url = url
+        self.oid = oid
+        self.priority = priority
+        self.content = content
+        _observed = StateObject(
+            wrappedValue: ObservedModel(
+                ManagedImageModel(manager: manager, scaleMode: scaleMode, format: format)))
+    }
+
+    /// Reads the laid-out size, reports it and the appearance to the model, and draws the phase.
+    public var body: some View {
+        GeometryReader { proxy in
+            content(observed.model.phase)
+                .frame(width: proxy.size.width, height: proxy.size.height)
+                .onAppear {
+                    observed.model.load(url: url, oid: oid, priority: priority)
+                    report(proxy.size)
+                    observed.model.appear()
+                }
+                .onDisappear { observed.model.disappear() }
+                .onChange(of: proxy.size) { size in report(size) }
+                .onChange(of: url) { url in observed.model.load(url: url, oid: oid, priority: priority) }
+        }
+    }
+
+    private func report(_ size: CGSize) {
+        observed.model.layoutChanged(width: Double(size.width), height: Double(size.height), scale: Double(displayScale))
+    }
+}
+
+extension ManagedImage where Content == ManagedImageDefaultContent {
+    /// Shows the image of `url` filling the view (`.aspectFill`), a neutral background while it
+    /// loads, with a progress indicator, and after a failure.
+    ///
+    /// - Parameters:
+    ///   - url: The image's URL.
+    ///   - oid: The key that identifies the image instead of the URL (default `nil`).
+    ///   - manager: The manager (default `ObjectManager.defaultImageManager`).
+    public init(url: URL?, oid: String? = nil, manager: ObjectManager = .defaultImageManager) {
+        self.init(url: url, oid: oid, manager: manager) { phase in ManagedImageDefaultContent(phase: phase) }
+    }
+}
+
+/// What `ManagedImage(url:)` draws for each phase.
+public struct ManagedImageDefaultContent: View {
+    /// The phase to draw.
+    public let phase: ManagedImagePhase
+
+    /// The image filling the view, or a neutral background, with a progress indicator while loading.
+    public var body: some View {
+        ZStack {
+            if let image = phase.image?.uiImage() {
+                Image(uiImage: image).resizable().aspectRatio(contentMode: .fill).clipped()
+            } else {
+                Color.secondary
+            }
+            if case .loading(let progress) = phase {
+                ProgressView(value: progress?.fractionCompleted)
+            }
+        }
+    }
+}
+
+/// Makes the platform-neutral model observable by SwiftUI: each phase change is announced.
+@MainActor
+final class ObservedModel: ObservableObject {
+    let model: ManagedImageModel
+
+    init(_ model: ManagedImageModel) {
+        self.model = model
+        model.onChange = { [weak self] in self?.objectWillChange.send() }
+    }
+}
+#endif

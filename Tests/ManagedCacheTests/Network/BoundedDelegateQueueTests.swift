@@ -1,0 +1,69 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ManagedCache
+
+#if !canImport(Darwin)
+/// The back-pressure of `URLSessionDataLoader` on Linux (issue 13, target 6): the delegate queue
+/// holds its producer (FoundationNetworking's work queue) while too many chunks wait, and never
+/// deadlocks when a consumer waits for that producer.
+@Suite(.offCooperativePool) struct BoundedDelegateQueueTests {
+    /// A queue whose limit is 16 operations (chunks of 1/16 of the byte budget).
+    private func makeQueue() -> BoundedDelegateQueue {
+        let queue = BoundedDelegateQueue()
+        queue.noteChunk(BoundedDelegateQueue.byteBudget / 16)
+        #expect(queue.limit == 16)
+        return queue
+    }
+
+    @Test func aSlowConsumerHoldsTheProducerBack() {
+        let queue = makeQueue()
+        let producer = DispatchQueue(label: "producer")
+        let ran = Counter()
+        producer.async {
+            for _ in 0..<200 {
+                queue.addOperation {
+                    usleep(500)
+                    ran.increment()
+                }
+            }
+        }
+        #expect(waitUntilBlocking { ran.count == 200 })
+        #expect(queue.waitCount > 0)
+        // At most the limit, or a few limits where the consumer was descheduled past the stall timeout.
+        #expect(queue.peakQueuedCount <= queue.limit * (1 + BoundedDelegateQueue.maximumStalls) + 1)
+    }
+
+    @Test func aConsumerWaitingForTheProducerDoesNotDeadlock() {
+        let queue = makeQueue()
+        let workQueue = DispatchQueue(label: "work")
+        let ran = Counter()
+        workQueue.async {
+            // The first operation waits for the work queue, which is busy adding the rest: as a
+            // delegate callback calling `URLSessionTask.resume()` would.
+            queue.addOperation {
+                workQueue.sync {}
+                ran.increment()
+            }
+            for _ in 0..<40 {
+                queue.addOperation { ran.increment() }
+            }
+        }
+        #expect(waitUntilBlocking { ran.count == 41 })
+    }
+
+    @Test func operationsAddedFromInsideTheQueueAreNeverHeld() {
+        let queue = makeQueue()
+        let ran = Counter()
+        queue.addOperation {
+            for _ in 0..<100 {
+                queue.addOperation { ran.increment() }
+            }
+            ran.increment()
+        }
+        #expect(waitUntilBlocking { ran.count == 101 })
+        #expect(queue.waitCount == 0)
+    }
+}
+#endif

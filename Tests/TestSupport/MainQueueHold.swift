@@ -1,0 +1,42 @@
+import Dispatch
+import ManagedCacheLocking
+
+/// Holds the main queue (a block on it waits) until `release()`: for the tests that need a
+/// main-queue delivery to be still queued when something else happens.
+///
+/// Holding the main queue stalls every main-actor test running beside the holder, so the hold
+/// must be short whatever the machine is doing:
+/// - The test that holds runs `.offCooperativePool`: its waits while it holds do not depend on
+///   the cooperative pool, which the rest of the suite can keep busy for many seconds on a 2-core
+///   machine under a sanitizer (11 s was measured). A hold that waited on the pool once lasted
+///   past 30 s and made four main-actor tests beside it fail: their held loads hit the 30 s idle
+///   timeout before those tests could see their progress and release them.
+/// - The hold ends by itself after `bound` seconds (default 10) and says so
+///   (`outlastedItsBound`): the holder then fails, saying its premise did not hold, rather than
+///   the tests it would stall.
+///
+/// ```swift
+/// let hold = MainQueueHold()
+/// manager.manage(user)            // its main-queue delivery queues behind the hold
+/// hold.release()
+/// #expect(!hold.outlastedItsBound)
+/// ```
+public final class MainQueueHold: Sendable {
+    private let released = DispatchSemaphore(value: 0)
+    private let expired = Lock(false)
+
+    /// Queues the holding block on the main queue now.
+    ///
+    /// - Parameter bound: The longest the main queue is held, in seconds.
+    public init(bound: Double = 10) {
+        DispatchQueue.main.async { [released, expired] in
+            if released.wait(timeout: .now() + bound) == .timedOut { expired.withLock { $0 = true } }
+        }
+    }
+
+    /// Lets the main queue go on (its queued blocks run after the holding one).
+    public func release() { released.signal() }
+
+    /// Whether the hold ended by its bound before `release()`: what the test meant to hold was not held.
+    public var outlastedItsBound: Bool { expired.withLock { $0 } }
+}
