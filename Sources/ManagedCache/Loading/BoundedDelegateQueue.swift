@@ -99,9 +99,20 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
         }
     }
 
-    /// Counts one more operation, waiting first while the queue is over its limit (see above).
-    private func admit() {
-        let fromInside = OperationQueue.current === self
+    /// Adds an operation without waiting, however many are queued: for work that only makes
+    /// transfers end sooner (a cancellation), which the caller must not wait to send.
+    func addOperationWithoutWaiting(_ block: @escaping @Sendable () -> Void) {
+        admit(mayWait: false)
+        super.addOperation { [self] in
+            block()
+            finished()
+        }
+    }
+
+    /// Counts one more operation, waiting first while the queue is over its limit (see above)
+    /// unless `mayWait` is `false`.
+    private func admit(mayWait: Bool = true) {
+        let fromInside = !mayWait || OperationQueue.current === self
         condition.lock()
         defer {
             peakQueued = max(peakQueued, queued)

@@ -65,6 +65,14 @@ public final class URLSessionDataLoader: DataLoading {
     /// What each transfer not yet over is doing (for the reliability tests' failure messages).
     var transferDiagnoses: [String] { delegate.diagnoses }
 
+    /// For the tests: runs first in each delivery of a task's end (on the session's delegate queue).
+    func whenDeliveringATasksEnd(_ hook: (@Sendable () -> Void)?) {
+        delegate.willDeliverCompletion.withLock { $0 = hook }
+    }
+
+    /// For the tests: how the cancellations sent from the session's delegate queue ended (Linux).
+    var cancellationCounts: TaskCancellationCounts { delegate.cancellationCounts.withLock { $0 } }
+
     #if !canImport(Darwin)
     /// How many times FoundationNetworking had to wait for the delegate to catch up (for the tests).
     var backPressureWaits: Int { (session.delegateQueue as? BoundedDelegateQueue)?.waitCount ?? 0 }
@@ -143,34 +151,11 @@ public final class URLSessionDataLoader: DataLoading {
                 task.resume()  // does nothing once the task is cancelling
             }
         } onCancel: { [delegate = self.delegate] in
-            Self.cancelTask(task)
+            delegate.cancel(task)
             let identifier = task.taskIdentifier
             transfer.cancelled { endedByGrace in if endedByGrace { delegate.forget(taskIdentifier: identifier) } }
         }
     }
-
-    #if canImport(Darwin)
-    /// Cancels `task`: on Apple platforms `URLSessionTask.cancel()` only marks the task and
-    /// returns.
-    private static func cancelTask(_ task: URLSessionTask) {
-        task.cancel()
-    }
-    #else
-    /// Cancels `task` on a queue of its own. FoundationNetworking's `URLSessionTask.cancel()` waits
-    /// for the session's work queue, which another transfer may be holding; the cancelling thread
-    /// is often one inside `ObjectManager.manage` (a reused cell's previous load, a load pushed out
-    /// of the loading buffer), whose caller must not wait for it (issue 20). Nothing waits for the
-    /// cancellation itself: the receiver has stopped taking bytes and closed its file, and the
-    /// transfer ends when the session reports it (or its grace ends, `SessionTransfer`).
-    private static func cancelTask(_ task: URLSessionTask) {
-        // `URLSessionTask` is `Sendable` in FoundationNetworking.
-        cancellation.async { task.cancel() }
-    }
-
-    /// Where URLSession tasks are cancelled on Linux: serial, so a burst of cancellations (a fast
-    /// scroll) uses one thread.
-    private static let cancellation = DispatchQueue(label: "ManagedCache.url-session-cancellation", qos: .utility)
-    #endif
 }
 
 /// The session's delegate: routes callbacks to the transfer of each task.
@@ -210,6 +195,57 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         _ = transfers.withLock { $0.removeValue(forKey: taskIdentifier) }
     }
 
+    /// For the tests: runs first in each delivery of a task's end, on the delegate queue.
+    let willDeliverCompletion = Lock<(@Sendable () -> Void)?>(nil)
+
+    /// For the tests: how the cancellations sent from the delegate queue ended.
+    let cancellationCounts = Lock(TaskCancellationCounts())
+
+    /// Cancels `task` without waiting for anything (the caller is often a thread inside
+    /// `ObjectManager.manage`: a reused cell's previous load, a load pushed out of the loading
+    /// buffer, issue 20).
+    ///
+    /// On Apple platforms `URLSessionTask.cancel()` only marks the task and returns. On Linux the
+    /// cancellation is sent from the session's delegate queue (`cancelOnDelegateQueue(_:)`), for
+    /// two reasons: FoundationNetworking's `cancel()` waits for the process-wide work queue, which
+    /// another transfer may be holding; and a `cancel()` that races the delivery of the task's end
+    /// crashes the process (see there).
+    func cancel(_ task: URLSessionTask) {
+        #if canImport(Darwin)
+        task.cancel()
+        #else
+        // Not held back by the queue's back-pressure: a cancellation only ever shortens the work.
+        queue.addOperationWithoutWaiting { [self] in cancelOnDelegateQueue(task) }
+        #endif
+    }
+
+    #if !canImport(Darwin)
+    /// Cancels `task` unless the session has delivered its end already. Runs on the delegate
+    /// queue only, never while the session delivers the task's end.
+    ///
+    /// Why: FoundationNetworking (6.3) checks in `cancel()` that the task is still running, then
+    /// queues the task's failure on its work queue. The session delivers a task's end on the
+    /// delegate queue and then queues the task's removal from its registry on the work queue. When
+    /// the two interleave (the removal queued between `cancel()`'s check and its failure), the
+    /// failure finds no task in the registry and FoundationNetworking stops the process ("Trying
+    /// to access a behaviour for a task that in not in the registry"); the soak hit it twice in 15
+    /// runs of a minute. The delegate queue is serial, so here either the end has been delivered (the
+    /// state is `.completed`, nothing to cancel) or its delivery has not begun and cannot begin
+    /// before `cancel()` has queued the failure, which the work queue then runs before the removal.
+    private func cancelOnDelegateQueue(_ task: URLSessionTask) {
+        guard task.state != .completed else {
+            cancellationCounts.withLock { $0.taskHadEnded += 1 }
+            return
+        }
+        task.cancel()
+        // Newer FoundationNetworking (after 6.3) runs `cancel()`'s check itself later, on the work
+        // queue. Reading `priority` waits for that queue, so the check and the failure's queueing
+        // are done before this queue goes on to deliver the task's end.
+        _ = task.priority
+        cancellationCounts.withLock { $0.sentToTask += 1 }
+    }
+    #endif
+
     private func transfer(of task: URLSessionTask) -> SessionTransfer? {
         transfers.withLock { $0[task.taskIdentifier] }
     }
@@ -237,6 +273,11 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         } catch {
             transfer.noteReceiverError(error)
             completionHandler(.cancel)
+            #if !canImport(Darwin)
+            // FoundationNetworking ignores the disposition: without this the body would still
+            // download in full, to be dropped chunk by chunk.
+            cancelOnDelegateQueue(dataTask)
+            #endif
         }
     }
 
@@ -249,12 +290,25 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
             try transfer.receiver.didReceive(data)
         } catch {
             transfer.noteReceiverError(error)
+            #if canImport(Darwin)
             dataTask.cancel()
+            #else
+            cancelOnDelegateQueue(dataTask)  // this is the delegate queue
+            #endif
         }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        willDeliverCompletion.withLock { $0 }?()
         let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         transfer?.complete(sessionError: error)
     }
+}
+
+/// How the cancellations sent from the session's delegate queue ended (for the tests).
+struct TaskCancellationCounts: Equatable, Sendable {
+    /// The task was still running: `URLSessionTask.cancel()` was called.
+    var sentToTask = 0
+    /// The session had delivered the task's end: there was nothing to cancel.
+    var taskHadEnded = 0
 }

@@ -47,7 +47,7 @@ final class FetchTaskSlot: Sendable {
         // Outside the lock, on this thread: the task's cancellation handlers run here and close the
         // download's file at once (the descriptor bound counts on it). What could block, the
         // `URLSessionTask`'s own cancellation, is handed off by the loader
-        // (`URLSessionDataLoader.cancelTask`).
+        // (`SessionDelegate.cancel(_:)` in `URLSessionDataLoader.swift`).
         task?.cancel()
     }
 }

@@ -78,8 +78,8 @@ struct PendingWork {
     /// Values evicted from caches, released outside the lock.
     var released: [any Sendable] = []
     /// Fetch tasks to cancel, outside the lock: cancelling runs the task's cancellation handlers,
-    /// which close the download's file and cancel its `URLSessionTask` (on Linux handed to a queue
-    /// of its own, `URLSessionDataLoader.cancelTask`). The fetch has already left the table, so
+    /// which close the download's file and cancel its `URLSessionTask` (on Linux handed to the
+    /// session's delegate queue, `SessionDelegate.cancel(_:)`). The fetch has already left the table, so
     /// nothing waits for it in between, and whatever it reports after is ignored (its identifier
     /// is gone).
     /// Made on the first cancellation only (most work has none).
