@@ -123,6 +123,41 @@ import Testing
         }
     }
 
+    /// After a crash (a session file left behind: on iOS, every launch after the app was killed
+    /// in the background) the opening does not wait for the replay and the reconciliation either:
+    /// hits are served from the journal at once, and the install reconciles index and files.
+    @Test(arguments: CacheKind.allCases)
+    func anOpeningAfterACrashServesHitsAtOnceAndReconcilesWhenTheReplayEnds(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            do {
+                let cache = try kind.open(root)
+                for index in 0..<10 {
+                    try cache.store(testBytes(100, seed: UInt64(index)), forKey: "k\(index)", metadata: FileCacheMetadata())
+                }
+            }
+            // What a killed instance leaves: its session file, and a file it promoted but never
+            // journaled.
+            let stray = root.appendingPathComponent(kind == .single ? "ready/stray" : "ready/00/stray")
+            try FileManager.default.createDirectory(at: stray.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data("orphan".utf8).write(to: stray)
+            try Data().write(to: root.appendingPathComponent("sessions/4242-killed"))
+
+            let cache = try kind.open(root, replaysInBackground: false)
+            let store = try cacheStore(of: cache)
+            #expect(store.isOpening, "the opening after a crash returned before the replay")
+            let entry = try #require(cache.entry(forKey: "k4"))
+            #expect(try cache.readData(for: entry) == testBytes(100, seed: 4))
+            #expect(store.isOpening, "the hit was served from the journal")
+            #expect(FileManager.default.fileExists(atPath: stray.path), "not reconciled yet")
+            // A miss needs the whole index: it finishes the opening, which reconciles.
+            #expect(cache.entry(forKey: "absent") == nil)
+            #expect(!store.isOpening)
+            #expect(!FileManager.default.fileExists(atPath: stray.path))
+            #expect(try expectConsistent(cache, root: root).count == 10)
+            #expect(cache.entriesByRecency(limit: 1).map(\.key) == ["k4"], "the early hit counted as a use")
+        }
+    }
+
     /// The background thread installs the replayed index into the cache's state, never holding
     /// the cache: releasing the cache while that thread installs closes it before the release
     /// returns (its `deinit` waits for the install, then releases the session). A thread that held

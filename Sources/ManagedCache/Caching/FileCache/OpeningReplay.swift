@@ -34,15 +34,19 @@ final class OpeningReplay: @unchecked Sendable {
     let snapshot: JournalSnapshot
     /// The limits the replayed index is built for.
     let limits: CacheLimits
+    /// Whether an instance crashed since the directory was last in use: the install then makes
+    /// index and files agree (`StoreState._reconcile()`), as a synchronous opening would.
+    let reconcilesCrash: Bool
     private let condition = NSCondition()
     private var phase = Phase.pending
     /// For the tests: runs on the background thread once it holds the decoded result, before it
     /// installs it (`pauseBackgroundInstall(with:)`).
     private var backgroundInstallHook: (@Sendable () -> Void)?
 
-    init(snapshot: JournalSnapshot, limits: CacheLimits) {
+    init(snapshot: JournalSnapshot, limits: CacheLimits, reconcilesCrash: Bool) {
         self.snapshot = snapshot
         self.limits = limits
+        self.reconcilesCrash = reconcilesCrash
     }
 
     /// Whether the caller is the one to decode (true exactly once).

@@ -29,7 +29,8 @@ extension StoreState {
 
     /// Installs the index the replay of `job`'s snapshot built, and does what a synchronous
     /// opening does after its replay: catches up with what other instances appended since the
-    /// snapshot (or repairs a damaged journal), announces this instance's session, applies the
+    /// snapshot (or repairs a damaged journal), reconciles index and files after a crash,
+    /// announces this instance's session, applies the
     /// hits and verifications served meanwhile, enforces the limits and compacts an oversized
     /// journal. A failure leaves the cache `degraded`: the next operation recovers, as after any
     /// failed operation.
@@ -51,7 +52,13 @@ extension StoreState {
         _lockJournal()
         defer { _unlockJournal() }
         do throws(FileCacheError) {
-            if outcome.damaged { try _repair() } else { try _catchUp() }
+            if outcome.damaged {
+                try _repair()
+            } else {
+                try _catchUp()
+                // After what other instances appended since the snapshot: their files are theirs.
+                if job.reconcilesCrash { try _repair() }
+            }
             highestSession += 1
             currentSession = highestSession
             var encoder = JournalEncoder()

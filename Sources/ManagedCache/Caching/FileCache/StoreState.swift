@@ -131,12 +131,14 @@ struct StoreState {
         let (existing, openError) = JournalFile.openExisting(layout.journal)
         if let existing {
             journal = existing
-            if deferringReplay, !needsRepair, let size = existing.size {
+            // Deferred after a crash too (on iOS every launch after the app was killed in the
+            // background): the install reconciles (`OpeningReplay.reconcilesCrash`).
+            if deferringReplay, let size = existing.size {
                 let tablePath = layout.root + "/" + JournalLookupTable.fileName
                 switch JournalSnapshot.open(descriptor: existing.descriptor, size: size, layout: layout.kind, tablePath: tablePath) {
                 case .snapshot(let snapshot):
                     index.removeAll()
-                    opening = OpeningReplay(snapshot: snapshot, limits: limits)
+                    opening = OpeningReplay(snapshot: snapshot, limits: limits, reconcilesCrash: needsRepair)
                     lookupTableCoverage = snapshot.table.map { ($0.generation, $0.covered) }
                 case .foreignLayout:
                     degraded = true
