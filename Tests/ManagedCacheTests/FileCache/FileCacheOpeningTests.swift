@@ -129,14 +129,17 @@ import Testing
     @Test(arguments: CacheKind.allCases)
     func anOpeningAfterACrashServesHitsAtOnceAndReconcilesWhenTheReplayEnds(kind: CacheKind) throws {
         try withTemporaryDirectory { root in
+            var lostFile: URL?
             do {
                 let cache = try kind.open(root)
                 for index in 0..<10 {
                     try cache.store(testBytes(100, seed: UInt64(index)), forKey: "k\(index)", metadata: FileCacheMetadata())
                 }
+                lostFile = cache.entry(forKey: "k7")?.fileURL
             }
-            // What a killed instance leaves: its session file, and a file it promoted but never
-            // journaled.
+            // What a killed instance leaves: its session file, a file it promoted but never
+            // journaled, and an entry whose file it lost (its `removeAll` moved `ready/` aside).
+            try FileManager.default.removeItem(at: try #require(lostFile))
             let stray = root.appendingPathComponent(kind == .single ? "ready/stray" : "ready/00/stray")
             try FileManager.default.createDirectory(at: stray.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data("orphan".utf8).write(to: stray)
@@ -149,11 +152,16 @@ import Testing
             #expect(try cache.readData(for: entry) == testBytes(100, seed: 4))
             #expect(store.isOpening, "the hit was served from the journal")
             #expect(FileManager.default.fileExists(atPath: stray.path), "not reconciled yet")
+            // The lost entry may be served before the reconciliation; reading it fails, typed.
+            if let lost = cache.entry(forKey: "k7") {
+                #expect(throws: FileCacheError.self) { try cache.readData(for: lost) }
+            }
             // A miss needs the whole index: it finishes the opening, which reconciles.
             #expect(cache.entry(forKey: "absent") == nil)
             #expect(!store.isOpening)
             #expect(!FileManager.default.fileExists(atPath: stray.path))
-            #expect(try expectConsistent(cache, root: root).count == 10)
+            #expect(cache.entry(forKey: "k7") == nil, "the reconciliation dropped the entry whose file is gone")
+            #expect(try expectConsistent(cache, root: root).count == 9)
             #expect(cache.entriesByRecency(limit: 1).map(\.key) == ["k4"], "the early hit counted as a use")
         }
     }

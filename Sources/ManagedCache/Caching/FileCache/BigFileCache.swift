@@ -24,11 +24,14 @@ import Foundation
 /// directories: no bucket listing, no stat per entry. The journal is replayed into the index (one
 /// checksum per record) on a thread of its own; a hit that comes first is found through the
 /// journal's lookup table (`journal.lookup`, where each key's records are) or by scanning the
-/// journal, while misses, writes and trims wait for the index. Only after a crash (a session file
-/// left behind, or a damaged index) does the open replay at once, list the bucket directories and
-/// stat the indexed files to reconcile them. Measured on 100,000 entries: the first hit in about
-/// 0.35 ms, 1/190 of the time to build the whole index, which takes about 2× listing one directory
-/// of 100,000 names with `FileManager` (BENCHMARKS.md).
+/// journal, while misses, writes and trims wait for the index. After a crash (a session file left
+/// behind: on iOS, a launch after the app was killed in the background) the same thread also
+/// lists the bucket directories and stats the indexed files to reconcile them, after the replay;
+/// hits come from the journal meanwhile. Only a missing or damaged journal header makes the open
+/// replay at once. Measured on 100,000 entries: the first hit in about 0.35 ms, 1/190 of the time
+/// to build the whole index, which takes about 2× listing one directory of 100,000 names with
+/// `FileManager`; after a crash also about 0.35 ms, where the whole opening takes about 475 ms
+/// (BENCHMARKS.md).
 ///
 /// `removeAll` leaves a working cache (it moves `ready/` aside in one rename, recreates it and
 /// deletes the old tree); bucket directories are created as they are needed.

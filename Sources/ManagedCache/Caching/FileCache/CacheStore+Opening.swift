@@ -22,7 +22,10 @@ import ManagedCacheLocking
 /// instances append later is applied when the replay finishes (as any instance catches up), so
 /// an early hit sees what a hit on a not yet caught-up index would see. Hits served early are
 /// remembered (`earlyAnswers`), so reading them finds their record, and their uses and
-/// verifications are applied to the index once it is built. A crash to reconcile, a missing
+/// verifications are applied to the index once it is built. After a crash the install also
+/// reconciles index and files (`OpeningReplay.reconcilesCrash`): until then an entry the killed
+/// instance lost (a file gone with its `removeAll`) can be served early, and its read fails and is
+/// handled as a damaged entry, as when a file vanishes under an open cache. A missing
 /// journal or one without a valid header take the ordinary way: replay and repair inside `init`.
 /// A damaged frame the replay finds makes it repair the journal, as before; an entry served from
 /// past the damage was still the key's own, checked entry.
