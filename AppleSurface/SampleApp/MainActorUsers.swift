@@ -101,7 +101,7 @@ struct AuthorRow: View {
 
     var body: some View {
         ZStack {
-            ManagedImage(url: coverURL)
+            ManagedImage(url: coverURL, transition: .crossDissolve(duration: 0.2))
                 .frame(height: 120)
             ManagedImage(url: avatarURL, priority: .high) { phase in
                 if let image = phase.image?.uiImage() {

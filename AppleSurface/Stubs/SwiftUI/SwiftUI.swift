@@ -147,6 +147,14 @@ public struct StateObject<ObjectType: ObservableObject>: DynamicProperty {
 public struct EnvironmentValues {
     /// Apple: `var displayScale: CGFloat { get set }`.
     public var displayScale: CGFloat = 1
+    /// Apple: `var accessibilityReduceMotion: Bool { get }` (iOS 13+).
+    public var accessibilityReduceMotion: Bool { false }
+}
+
+/// Apple: `@frozen struct Animation` (swiftui/animation).
+public struct Animation: Equatable, Sendable {
+    /// Apple: `static func easeInOut(duration: TimeInterval) -> Animation`.
+    public static func easeInOut(duration: TimeInterval) -> Animation { Animation() }
 }
 
 /// Apple: `@frozen @propertyWrapper struct Environment<Value> : DynamicProperty`.
@@ -159,6 +167,8 @@ public struct Environment<Value>: DynamicProperty {
 }
 
 extension View {
+    /// Apple: `nonisolated func animation<V>(_ animation: Animation?, value: V) -> some View where V : Equatable` (iOS 15+).
+    nonisolated public func animation<V: Equatable>(_ animation: Animation?, value: V) -> some View { self }
     /// Apple: `func frame(width: CGFloat? = nil, height: CGFloat? = nil, alignment: Alignment = .center) -> some View`.
     public func frame(width: CGFloat? = nil, height: CGFloat? = nil, alignment: Alignment = .center) -> some View { self }
     /// Apple: `func onAppear(perform action: (() -> Void)? = nil) -> some View`.

@@ -28,9 +28,10 @@ import UIKit
 ///
 /// It loads once it is on screen and laid out, at its laid-out pixel size (unless you give a
 /// `format`), shares the one decoded image with every other view and user of the key, shows a
-/// memory hit without a placeholder frame, keeps the old variant while a new size loads, and
-/// detaches when it leaves the screen. All of that is ``ManagedImageModel``'s (tested on Linux);
-/// this view only reports its size and appearance and draws the phase.
+/// memory hit without a placeholder frame, keeps the old variant while a new size loads, fades in
+/// an image that had to be loaded (never a memory hit; not under Reduce Motion), and detaches when
+/// it leaves the screen. All of that is ``ManagedImageModel``'s (tested on Linux); this view only
+/// reports its size and appearance and draws the phase, animating the change the model asks for.
 public struct ManagedImage<Content: View>: View {
     private let url: URL?
     private let oid: String?
@@ -38,6 +39,7 @@ public struct ManagedImage<Content: View>: View {
     private let content: (ManagedImagePhase) -> Content
     @StateObject private var observed: ObservedModel
     @Environment(\.displayScale) private var displayScale
+    @Environment(\.accessibilityReduceMotion) private var reducesMotion
 
     /// Shows the image of `url` through `content`, which draws each phase.
     ///
@@ -47,26 +49,30 @@ public struct ManagedImage<Content: View>: View {
     ///   - priority: The load's priority (default `.normal`).
     ///   - format: A fixed format instead of the laid-out size (default `nil`).
     ///   - scaleMode: How the image fills the view, for the laid-out format (default `.aspectFill`).
+    ///   - transition: How an image that had to be loaded appears (default `.fade`, a 0.25 s
+    ///     cross-fade; `.none` shows it at once). A memory hit always appears at once.
     ///   - manager: The manager (default `ObjectManager.defaultImageManager`).
-    ///   - content: Draws a ``ManagedImagePhase``.
+    ///   - content: Draws a ``ManagedImagePhase``; the change from one phase to the next is
+    ///     animated as the model says (views inserted or removed by `content` fade).
     public init(
         url: URL?, oid: String? = nil, priority: LoadPriority = .normal, format: ImageCacheFormat? = nil,
-        scaleMode: ImageScaleMode = .aspectFill, manager: ObjectManager = .defaultImageManager,
-        @ViewBuilder content: @escaping (ManagedImagePhase) -> Content
+        scaleMode: ImageScaleMode = .aspectFill, transition: ImageTransition = .fade,
+        manager: ObjectManager = .defaultImageManager, @ViewBuilder content: @escaping (ManagedImagePhase) -> Content
     ) {
         self.url = url
         self.oid = oid
         self.priority = priority
         self.content = content
-        _observed = StateObject(
-            wrappedValue: ObservedModel(
-                ManagedImageModel(manager: manager, scaleMode: scaleMode, format: format)))
+        let model = ManagedImageModel(manager: manager, scaleMode: scaleMode, format: format)
+        model.transition = transition
+        _observed = StateObject(wrappedValue: ObservedModel(model))
     }
 
     /// Reads the laid-out size, reports it and the appearance to the model, and draws the phase.
     public var body: some View {
         GeometryReader { proxy in
             content(observed.model.phase)
+                .animation(phaseAnimation, value: observed.model.phaseChangeCount)
                 .frame(width: proxy.size.width, height: proxy.size.height)
                 .onAppear {
                     observed.model.load(url: url, oid: oid, priority: priority)
@@ -77,6 +83,14 @@ public struct ManagedImage<Content: View>: View {
                 .onChange(of: proxy.size) { size in report(size) }
                 .onChange(of: url) { url in observed.model.load(url: url, oid: oid, priority: priority) }
         }
+    }
+
+    /// The model's transition for the last phase change as an animation: `nil` (none) for
+    /// `.none` and under Reduce Motion.
+    private var phaseAnimation: Animation? {
+        let transition = observed.model.phaseTransition.respectingReducedMotion(reducesMotion)
+        guard transition.duration > 0 else { return nil }
+        return .easeInOut(duration: transition.duration)
     }
 
     private func report(_ size: CGSize) {
@@ -91,9 +105,14 @@ extension ManagedImage where Content == ManagedImageDefaultContent {
     /// - Parameters:
     ///   - url: The image's URL.
     ///   - oid: The key that identifies the image instead of the URL (default `nil`).
+    ///   - transition: How an image that had to be loaded appears (default `.fade`).
     ///   - manager: The manager (default `ObjectManager.defaultImageManager`).
-    public init(url: URL?, oid: String? = nil, manager: ObjectManager = .defaultImageManager) {
-        self.init(url: url, oid: oid, manager: manager) { phase in ManagedImageDefaultContent(phase: phase) }
+    public init(
+        url: URL?, oid: String? = nil, transition: ImageTransition = .fade, manager: ObjectManager = .defaultImageManager
+    ) {
+        self.init(url: url, oid: oid, transition: transition, manager: manager) { phase in
+            ManagedImageDefaultContent(phase: phase)
+        }
     }
 }
 

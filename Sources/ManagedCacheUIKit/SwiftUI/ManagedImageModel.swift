@@ -17,6 +17,9 @@ import ManagedCache
 ///   the manager's policy (by default it finishes into the cache for the next appearance; with
 ///   `finishLoadingWithoutUsers = false` a load nobody else wants is cancelled).
 /// - It shares the one decoded image with every other user of the key, like any user.
+/// - An image that arrives after the call that loaded it returned (a download, a file-cache read,
+///   a decode) asks for ``transition`` (``phaseTransition``); a memory hit, and every other
+///   change, for none, so rows scrolled into view never fade in what was already in memory.
 ///
 /// ```swift
 /// let model = ManagedImageModel()
@@ -29,8 +32,21 @@ import ManagedCache
 public final class ManagedImageModel: MainActorObjectUser {
     /// What to show now. `onChange` is called after every change.
     public private(set) var phase: ManagedImagePhase = .empty {
-        didSet { if phase != oldValue { onChange?() } }
+        didSet {
+            guard phase != oldValue else { return }
+            phaseChangeCount &+= 1
+            onChange?()
+        }
     }
+    /// How an image that arrives after the view has shown something else for it appears
+    /// (default ``/ManagedCacheUIKit/ImageTransition/fade``, a 0.25 s cross-fade; `.none` sets it at once).
+    public var transition = ImageTransition.fade
+    /// How the last change of ``phase`` should be animated: ``transition`` for an image that
+    /// arrived after `load`, `appear` or a layout change returned; `.none` for a memory hit (it
+    /// arrives inside that call) and for every other phase.
+    public private(set) var phaseTransition = ImageTransition.none
+    /// How many times ``phase`` has changed: the value a view animates on (`animation(_:value:)`).
+    public private(set) var phaseChangeCount = 0
     /// Called on the main actor after `phase` changed (an `ObservableObject` wrapper sends its
     /// `objectWillChange` here).
     public var onChange: (@MainActor () -> Void)?
@@ -52,6 +68,8 @@ public final class ManagedImageModel: MainActorObjectUser {
     private var layoutPixelSize: PixelSize?
     private var requestedPixelSize: PixelSize?
     private var isVisible = false
+    /// Inside `manager.manage(self)`: an image delivered now is a memory hit.
+    private var isManaging = false
 
     /// Creates a model loading through `manager`, filling its view as `scaleMode` says.
     ///
@@ -82,7 +100,7 @@ public final class ManagedImageModel: MainActorObjectUser {
         guard request != source else { return }
         let sameImage = request?.dataKey == source?.dataKey
         source = request
-        if !sameImage { phase = .empty }
+        if !sameImage { show(.empty) }
         start()
     }
 
@@ -110,7 +128,7 @@ public final class ManagedImageModel: MainActorObjectUser {
     public func disappear() {
         isVisible = false
         stop()
-        if case .loading = phase { phase = .empty }
+        if case .loading = phase { show(.empty) }
     }
 
     // MARK: - Loading
@@ -132,8 +150,16 @@ public final class ManagedImageModel: MainActorObjectUser {
         objectDecoder = ImageDecoder(format: chosen)
         objectRequest = source
         // A new variant of the image on screen keeps it there until the new one arrives.
-        if phase.image == nil { phase = .loading(nil) }
+        if phase.image == nil { show(.loading(nil)) }
+        isManaging = true
         manager.manage(self)
+        isManaging = false
+    }
+
+    /// Shows `newPhase`, animated as `transition` says.
+    private func show(_ newPhase: ManagedImagePhase, transition: ImageTransition = .none) {
+        phaseTransition = transition
+        phase = newPhase
     }
 
     private func stop() {
@@ -153,7 +179,7 @@ public final class ManagedImageModel: MainActorObjectUser {
     ///   - request: The request it answers; an answer to an older request is ignored.
     public func managedObjectReady(_ object: DecodedImage, origin: DataOrigin, request: ObjectRequest) {
         guard request == objectRequest else { return }
-        phase = .success(object, origin)
+        show(.success(object, origin), transition: isManaging ? .none : transition)
     }
 
     /// The manager's answer: a failure, or a cancellation (shown as `.empty`, tried again on the
@@ -167,9 +193,9 @@ public final class ManagedImageModel: MainActorObjectUser {
         objectRequest = nil
         requestedPixelSize = nil
         if case .cancelled = error {
-            if phase.image == nil { phase = .empty }
+            if phase.image == nil { show(.empty) }
         } else {
-            phase = .failure(error)
+            show(.failure(error))
         }
     }
 
@@ -180,6 +206,6 @@ public final class ManagedImageModel: MainActorObjectUser {
     ///   - request: The request they belong to.
     public func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
         guard request == objectRequest, case .loading = phase else { return }
-        phase = .loading(progress)
+        show(.loading(progress))
     }
 }

@@ -105,6 +105,52 @@ import Testing
         #expect(phases.dropFirst(before).allSatisfy { $0.image != nil })
     }
 
+    @Test func aLoadedImageAsksForTheTransitionAMemoryHitAndOtherPhasesForNone() async {
+        servePNG("/fade", width: 40, height: 40)
+        let loaded = ManagedImageModel(manager: manager)
+        #expect(loaded.transition == .fade, "the default is a short cross-fade")
+        var changes: [(ManagedImagePhase, ImageTransition, Int)] = []
+        loaded.onChange = { [unowned loaded] in changes.append((loaded.phase, loaded.phaseTransition, loaded.phaseChangeCount)) }
+        loaded.load(url: server.url("/fade"))
+        loaded.layoutChanged(width: 20, height: 20, scale: 2)
+        loaded.appear()
+        #expect(await waitOnMainActor { loaded.phase.image != nil })
+        // `.loading` at once (then progress, on a busy machine), without animation; the
+        // downloaded image with the fade.
+        #expect(changes.first?.0 == .loading(nil) && changes.first?.1 == ImageTransition.none, "\(changes.map(\.0))")
+        #expect(changes.last?.0.image != nil && changes.last?.1 == .fade, "\(changes.map(\.0))")
+        #expect(changes.dropLast().allSatisfy { $0.1 == .none && $0.0.image == nil }, "\(changes.map(\.0))")
+        #expect(changes.map(\.2) == Array(1...changes.count), "each change counted: the value a view animates on")
+
+        // The same image in memory: delivered inside `appear()`, shown at once.
+        let hit = ManagedImageModel(manager: manager)
+        hit.load(url: server.url("/fade"))
+        hit.layoutChanged(width: 20, height: 20, scale: 2)
+        hit.appear()
+        #expect(hit.phase.image != nil)
+        #expect(hit.phaseTransition == .none)
+
+        // A transition set to `.none` is never asked for.
+        servePNG("/plain", width: 40, height: 40, seed: 2)
+        let plain = ManagedImageModel(manager: manager)
+        plain.transition = .none
+        plain.load(url: server.url("/plain"))
+        plain.layoutChanged(width: 20, height: 20, scale: 2)
+        plain.appear()
+        #expect(await waitOnMainActor { plain.phase.image != nil })
+        #expect(plain.phaseTransition == .none)
+    }
+
+    @Test func aFailureIsShownWithoutTransition() async {
+        server.setRoute("/gone", .status(404))
+        let model = ManagedImageModel(manager: manager)
+        model.load(url: server.url("/gone"))
+        model.layoutChanged(width: 10, height: 10, scale: 1)
+        model.appear()
+        #expect(await waitOnMainActor { model.phase == .failure(.httpStatus(code: 404)) })
+        #expect(model.phaseTransition == .none)
+    }
+
     @Test func aFailureShowsTheTypedError() async {
         server.setRoute("/missing", .status(404))
         let model = ManagedImageModel(manager: manager)
