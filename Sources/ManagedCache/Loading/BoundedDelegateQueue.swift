@@ -33,12 +33,22 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
 
     /// The most bytes of delivered chunks to hold back, about.
     static let byteBudget = 8 << 20
-    /// How long the consumer may make no progress before the limit grows.
+    /// How long the consumer may make no progress before the limit grows, by default.
     static let stallTimeout: TimeInterval = 0.25
     /// How many times the limit grows by itself while the consumer makes no progress.
     static let maximumStalls = 3
 
+    /// How long the consumer may make no progress before the limit grows (the tests lengthen it).
+    var stallTimeout: TimeInterval {
+        get { condition.withLock { _stallTimeout } }
+        set { condition.withLock { _stallTimeout = newValue } }
+    }
+
     private let condition = NSCondition()
+    private var _stallTimeout = BoundedDelegateQueue.stallTimeout
+    /// Operations added with `addOperationWithoutWaiting` that are running now: producers are not
+    /// held meanwhile (such an operation may wait for the producer).
+    private var unheldRunning = 0
     private var queued = 0
     private var largestChunk = 16 << 10
     private var lastProgress = MonotonicInstant.now
@@ -101,10 +111,19 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
 
     /// Adds an operation without waiting, however many are queued: for work that only makes
     /// transfers end sooner (a cancellation), which the caller must not wait to send.
+    ///
+    /// While it runs, no producer is held: it may wait for the producer (FoundationNetworking's
+    /// `URLSessionTask.cancel()` waits for the work queue, the producer), which would otherwise
+    /// stand still until the stall timeout, and with it every transfer of the process.
     func addOperationWithoutWaiting(_ block: @escaping @Sendable () -> Void) {
         admit(mayWait: false)
         super.addOperation { [self] in
+            condition.withLock {
+                unheldRunning += 1
+                condition.broadcast()  // a producer waiting now goes on
+            }
             block()
+            condition.withLock { unheldRunning -= 1 }
             finished()
         }
     }
@@ -120,18 +139,18 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
         }
         if queued == 0 { lastProgress = .now }
         queued += 1
-        guard !fromInside, queued > _limit * (1 + stalls) else { return }
+        guard !fromInside, unheldRunning == 0, queued > _limit * (1 + stalls) else { return }
         waits += 1
         LoadAccounting.backPressureWaitCount.withLock { $0 += 1 }
-        while queued > _limit * (1 + stalls) {
+        while queued > _limit * (1 + stalls), unheldRunning == 0 {
             let stalled = MonotonicInstant.now.seconds(since: lastProgress)
-            if stalled >= Self.stallTimeout {
+            if stalled >= _stallTimeout {
                 lastProgress = .now
                 guard stalls < Self.maximumStalls else { return }  // one operation per timeout from here
                 stalls += 1
                 continue
             }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: Self.stallTimeout - stalled))
+            _ = condition.wait(until: Date(timeIntervalSinceNow: _stallTimeout - stalled))
         }
     }
 

@@ -53,6 +53,31 @@ import Testing
         #expect(waitUntilBlocking { ran.count == 41 })
     }
 
+    /// A cancellation (added without waiting) that waits for the producer, as
+    /// `URLSessionTask.cancel()` waits for FoundationNetworking's work queue, while that producer
+    /// is held back: the producer goes on at once, without waiting for a stall timeout (made far
+    /// longer than the test's bounded wait here), which would stall every transfer of the process.
+    @Test func aCancellationThatWaitsForTheHeldProducerReleasesIt() {
+        let queue = makeQueue()
+        queue.stallTimeout = 600
+        let workQueue = DispatchQueue(label: "work")
+        let ran = Counter()
+        let gate = DispatchSemaphore(value: 0)
+        queue.addOperation { _ = gate.wait(timeout: .now() + waitBound) }
+        queue.addOperationWithoutWaiting {
+            workQueue.sync {}
+            ran.increment()
+        }
+        workQueue.async {
+            for _ in 0..<40 {
+                queue.addOperation { ran.increment() }
+            }
+        }
+        #expect(waitUntilBlocking { queue.waitCount > 0 }, "the producer is held back")
+        gate.signal()
+        #expect(waitUntilBlocking { ran.count == 41 })
+    }
+
     @Test func operationsAddedFromInsideTheQueueAreNeverHeld() {
         let queue = makeQueue()
         let ran = Counter()
