@@ -71,10 +71,14 @@ extension CacheStore {
     }
 
     /// Waits until the opening's replay has finished and the files it evicted are deleted (for
-    /// the tests, which compare the directory with the index).
-    func finishOpeningAndItsDeletions() {
+    /// the tests, which compare the directory with the index), at most `timeout` seconds for the
+    /// deletions: a test then fails on what it finds rather than hanging.
+    func finishOpeningAndItsDeletions(timeout: Double = 60) {
         finishOpening()
-        while state.withLock({ $0.openingDeletionsPending }) { usleep(1_000) }
+        let start = MonotonicInstant.now
+        while state.withLock({ $0.openingDeletionsPending }), MonotonicInstant.now.seconds(since: start) < timeout {
+            usleep(1_000)
+        }
     }
 
     /// Waits until the opening's replay has finished (runs it if nobody has started it).
