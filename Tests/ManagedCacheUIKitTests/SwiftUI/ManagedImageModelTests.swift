@@ -105,6 +105,16 @@ import Testing
         #expect(phases.dropFirst(before).allSatisfy { $0.image != nil })
     }
 
+    /// A model showing `path` in a 20 × 20 point view at scale 2, on screen.
+    func showing(_ path: String, transition: ImageTransition = .fade) -> ManagedImageModel {
+        let model = ManagedImageModel(manager: manager)
+        model.transition = transition
+        model.load(url: server.url(path))
+        model.layoutChanged(width: 20, height: 20, scale: 2)
+        model.appear()
+        return model
+    }
+
     @Test func aLoadedImageAsksForTheTransitionAMemoryHitAndOtherPhasesForNone() async {
         servePNG("/fade", width: 40, height: 40)
         let loaded = ManagedImageModel(manager: manager)
@@ -123,32 +133,15 @@ import Testing
         #expect(changes.map(\.2) == Array(1...changes.count), "each change counted: the value a view animates on")
 
         // The same image in memory: delivered inside `appear()`, shown at once.
-        let hit = ManagedImageModel(manager: manager)
-        hit.load(url: server.url("/fade"))
-        hit.layoutChanged(width: 20, height: 20, scale: 2)
-        hit.appear()
+        let hit = showing("/fade")
         #expect(hit.phase.image != nil)
         #expect(hit.phaseTransition == .none)
 
         // A transition set to `.none` is never asked for.
         servePNG("/plain", width: 40, height: 40, seed: 2)
-        let plain = ManagedImageModel(manager: manager)
-        plain.transition = .none
-        plain.load(url: server.url("/plain"))
-        plain.layoutChanged(width: 20, height: 20, scale: 2)
-        plain.appear()
+        let plain = showing("/plain", transition: .none)
         #expect(await waitOnMainActor { plain.phase.image != nil })
         #expect(plain.phaseTransition == .none)
-    }
-
-    @Test func aFailureIsShownWithoutTransition() async {
-        server.setRoute("/gone", .status(404))
-        let model = ManagedImageModel(manager: manager)
-        model.load(url: server.url("/gone"))
-        model.layoutChanged(width: 10, height: 10, scale: 1)
-        model.appear()
-        #expect(await waitOnMainActor { model.phase == .failure(.httpStatus(code: 404)) })
-        #expect(model.phaseTransition == .none)
     }
 
     @Test func aFailureShowsTheTypedError() async {
@@ -158,6 +151,7 @@ import Testing
         model.layoutChanged(width: 10, height: 10, scale: 1)
         model.appear()
         #expect(await waitOnMainActor { model.phase == .failure(.httpStatus(code: 404)) })
+        #expect(model.phaseTransition == .none, "only a loaded image fades in")
     }
 
     @Test func disappearingDetachesAndAppearingAgainShowsTheFinishedLoad() async {
