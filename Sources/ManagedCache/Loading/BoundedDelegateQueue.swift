@@ -46,8 +46,7 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
 
     private let condition = NSCondition()
     private var _stallTimeout = BoundedDelegateQueue.stallTimeout
-    /// Operations added with `addOperationWithoutWaiting` that are running now: producers are not
-    /// held meanwhile (such an operation may wait for the producer).
+    /// Calls of `withoutHoldingProducers` running now: producers are not held meanwhile.
     private var unheldRunning = 0
     private var queued = 0
     private var largestChunk = 16 << 10
@@ -111,21 +110,26 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
 
     /// Adds an operation without waiting, however many are queued: for work that only makes
     /// transfers end sooner (a cancellation), which the caller must not wait to send.
-    ///
-    /// While it runs, no producer is held: it may wait for the producer (FoundationNetworking's
-    /// `URLSessionTask.cancel()` waits for the work queue, the producer), which would otherwise
-    /// stand still until the stall timeout, and with it every transfer of the process.
     func addOperationWithoutWaiting(_ block: @escaping @Sendable () -> Void) {
         admit(mayWait: false)
         super.addOperation { [self] in
-            condition.withLock {
-                unheldRunning += 1
-                condition.broadcast()  // a producer waiting now goes on
-            }
             block()
-            condition.withLock { unheldRunning -= 1 }
             finished()
         }
+    }
+
+    /// Runs `body`, from one of this queue's operations, without holding any producer meanwhile,
+    /// for work that waits for the producer: FoundationNetworking's `URLSessionTask.cancel()`
+    /// waits for its work queue, which is the producer. Held back, the producer and this queue
+    /// would wait for each other until the stall timeout, and every transfer of the process with
+    /// them. A producer waiting when `body` starts goes on at once.
+    func withoutHoldingProducers<T>(_ body: () throws -> T) rethrows -> T {
+        condition.withLock {
+            unheldRunning += 1
+            condition.broadcast()
+        }
+        defer { condition.withLock { unheldRunning -= 1 } }
+        return try body()
     }
 
     /// Counts one more operation, waiting first while the queue is over its limit (see above)

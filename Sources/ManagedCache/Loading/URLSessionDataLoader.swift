@@ -237,11 +237,13 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
             cancellationCounts.withLock { $0.taskHadEnded += 1 }
             return
         }
-        task.cancel()
-        // Newer FoundationNetworking (after 6.3) runs `cancel()`'s check itself later, on the work
-        // queue. Reading `priority` waits for that queue, so the check and the failure's queueing
-        // are done before this queue goes on to deliver the task's end.
-        _ = task.priority
+        queue.withoutHoldingProducers {
+            task.cancel()
+            // Newer FoundationNetworking (after 6.3) runs `cancel()`'s check itself later, on the
+            // work queue. Reading `priority` waits for that queue, so the check and the failure's
+            // queueing are done before this queue goes on to deliver the task's end.
+            _ = task.priority
+        }
         cancellationCounts.withLock { $0.sentToTask += 1 }
     }
     #endif

@@ -55,8 +55,9 @@ import Testing
 
     /// A cancellation (added without waiting) that waits for the producer, as
     /// `URLSessionTask.cancel()` waits for FoundationNetworking's work queue, while that producer
-    /// is held back: the producer goes on at once, without waiting for a stall timeout (made far
-    /// longer than the test's bounded wait here), which would stall every transfer of the process.
+    /// is held back: run `withoutHoldingProducers`, it lets the producer go on at once, without
+    /// waiting for a stall timeout (made far longer than the test's bounded wait here), which
+    /// would stall every transfer of the process.
     @Test func aCancellationThatWaitsForTheHeldProducerReleasesIt() {
         let queue = makeQueue()
         queue.stallTimeout = 600
@@ -65,7 +66,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         queue.addOperation { _ = gate.wait(timeout: .now() + waitBound) }
         queue.addOperationWithoutWaiting {
-            workQueue.sync {}
+            queue.withoutHoldingProducers { workQueue.sync {} }
             ran.increment()
         }
         workQueue.async {
