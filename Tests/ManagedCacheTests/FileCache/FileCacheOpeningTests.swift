@@ -166,6 +166,44 @@ import Testing
         }
     }
 
+    /// After a crash the background thread lists `ready/` before it locks anything: what another
+    /// instance commits or removes between that listing and the install is neither lost nor left
+    /// behind.
+    @Test(arguments: CacheKind.allCases)
+    func whatAnotherInstanceChangesAfterTheCrashListingIsReconciledRight(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            do {
+                let cache = try kind.open(root)
+                for index in 0..<5 {
+                    try cache.store(testBytes(100, seed: UInt64(index)), forKey: "k\(index)", metadata: FileCacheMetadata())
+                }
+            }
+            try Data().write(to: root.appendingPathComponent("sessions/4242-killed"))
+            let cache = try kind.open(root, replaysInBackground: false)
+            let store = try cacheStore(of: cache)
+            let job = try #require(store.state.withLock { $0.opening })
+            #expect(job.reconcilesCrash)
+            let listed = DispatchSemaphore(value: 0)
+            let proceed = DispatchSemaphore(value: 0)
+            job.pauseBackgroundInstall {
+                listed.signal()
+                _ = proceed.wait(timeout: .now() + 30)
+            }
+            store.startOpening(job)
+            #expect(listed.wait(timeout: .now() + 30) == .success, "ready/ listed, nothing locked yet")
+            let other = try kind.open(root)
+            try other.store(Data("new".utf8), forKey: "new", metadata: FileCacheMetadata())
+            other.removeEntry(forKey: "k1")
+            proceed.signal()
+
+            let entries = try expectConsistent(cache, root: root)
+            #expect(Set(entries.map(\.key)) == ["k0", "k2", "k3", "k4", "new"])
+            let new = try #require(cache.entry(forKey: "new"))
+            #expect(try cache.readData(for: new) == Data("new".utf8))
+            withExtendedLifetime(other) {}
+        }
+    }
+
     /// The background thread installs the replayed index into the cache's state, never holding
     /// the cache: releasing the cache while that thread installs closes it before the release
     /// returns (its `deinit` waits for the install, then releases the session). A thread that held

@@ -39,24 +39,28 @@ extension CacheStore {
         Thread.detachNewThread {
             guard job.claim() else { return }
             job.publish(job.decode(layout: layout))
-            Self.install(job, waiting: false, into: state, now: clock().timeIntervalSinceReferenceDate)
+            Self.install(job, waiting: false, into: state, layout: layout, now: clock().timeIntervalSinceReferenceDate)
         }
     }
 
     /// Runs the replay of `job` and installs the index, or waits while other threads do.
     func completeOpening(_ job: OpeningReplay) {
         if job.claim() { job.publish(job.decode(layout: layout)) }
-        Self.install(job, waiting: true, into: state, now: now)
+        Self.install(job, waiting: true, into: state, layout: layout, now: now)
         job.waitUntilFinished()
     }
 
     /// Installs the decoded index of `job` into `state`, unless another thread does (or, without
-    /// `waiting`, the decoding has not finished).
-    private static func install(_ job: OpeningReplay, waiting: Bool, into state: SharedLock<StoreState>, now: Double) {
+    /// `waiting`, the decoding has not finished). After a crash, `ready/` is listed first, before
+    /// the lock, for the reconciliation (`ReadyListing`).
+    private static func install(
+        _ job: OpeningReplay, waiting: Bool, into state: SharedLock<StoreState>, layout: CacheLayout, now: Double
+    ) {
         guard var decoded = job.takeDecoded(waiting: waiting) else { return }
+        let listing = job.reconcilesCrash ? ReadyListing.take(layout, early: true) : nil
         if !waiting { job.runBackgroundInstallHook() }
         let (files, trees) = state.withLock { state -> ([String], [String]) in
-            state._finishOpening(job, decoded: &decoded, now: now)
+            state._finishOpening(job, decoded: &decoded, listing: listing, now: now)
             defer {
                 state.pendingUnlinks.removeAll()
                 state.pendingTreeRemovals.removeAll()

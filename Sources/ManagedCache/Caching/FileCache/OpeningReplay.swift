@@ -87,7 +87,8 @@ final class OpeningReplay: @unchecked Sendable {
     }
 
     /// For the tests: makes the background thread run `hook` once it has taken the decoded result
-    /// and before it installs it, so a test can release the cache in that window.
+    /// (and, after a crash, listed `ready/`) and before it installs it, so a test can release the
+    /// cache, or let another instance commit, in that window.
     func pauseBackgroundInstall(with hook: @escaping @Sendable () -> Void) {
         condition.lock()
         backgroundInstallHook = hook

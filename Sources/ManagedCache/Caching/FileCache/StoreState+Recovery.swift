@@ -32,9 +32,9 @@ extension StoreState {
         try _compact()
     }
 
-    /// Makes index and directories agree: lists every bucket directory (names only), stats the
-    /// files the index names (to catch a wrong size), drops records whose file is missing or of
-    /// the wrong size, and deletes every other file or directory in `ready/`.
+    /// Makes index and directories agree: lists every bucket directory, stats its files, drops
+    /// records whose file is missing or of the wrong size, and deletes every other file or
+    /// directory in `ready/`.
     ///
     /// Safe while other instances run: they put a file into `ready/` (rename) and journal its
     /// entry within one hold of the journal lock, so while this instance holds it every file that
@@ -42,45 +42,63 @@ extension StoreState {
     /// rename and their record (`promotions`), which are skipped. A file another instance evicted but has not unlinked
     /// yet is deleted here instead; its own unlink then finds nothing, which is fine.
     mutating func _reconcile() {
-        let found = _scanReadyDirectories()
+        let found = _compare(.take(layout, early: false))
         for position in found.indices where index.slots[position].live && !found[position] {
             index.remove(Int32(position))
         }
     }
 
-    /// Lists `ready/` (every bucket), deletes what no live record names, and returns, per slot,
-    /// whether its file exists with the recorded size.
-    private func _scanReadyDirectories() -> [Bool] {
+    /// After a crash, with an intact journal: reconciles as `_reconcile()` does (with `listing`,
+    /// taken before the lock, when given), but
+    /// journals the removal of each record whose file is gone or damaged rather than rewriting the
+    /// whole journal. (Rewriting 100,000 entries held the cache's lock for most of the install of
+    /// an opening after a crash, and hits wait for that lock.) An oversized journal is still
+    /// compacted by the install.
+    mutating func _reconcileAfterCrash(listing: ReadyListing?) {
+        let found = _compare(listing ?? .take(layout, early: false))
+        var encoder = JournalEncoder()
+        var paths: [String] = []
+        for position in found.indices where index.slots[position].live && !found[position] {
+            _evict(Int32(position), into: &encoder, paths: &paths)
+        }
+        _finishEviction(encoder, paths)
+    }
+
+    /// Deletes what no live record names in `listing`, and returns, per slot, whether its file
+    /// exists with the recorded size.
+    private func _compare(_ listing: ReadyListing) -> [Bool] {
         var expected: [FileID: Int32] = [:]
         expected.reserveCapacity(index.count)
         for (position, slot) in index.slots.enumerated() where slot.live {
             expected[slot.record.id] = Int32(position)
         }
         var found = [Bool](repeating: false, count: index.slots.count)
-        for bucket in 0..<layout.bucketCount {
-            let directory = layout.bucketDirectories[bucket]
+        for (bucket, files) in listing.buckets.enumerated() {
             var strays: [String] = []
-            _ = Posix.forEachName(in: directory) { name, directoryFD, _ in
-                if let id = FileID(fileName: name), promotions.contains(id) { return }  // being committed
-                if let id = FileID(fileName: name), layout.bucket(of: id) == bucket, let slot = expected[id] {
-                    var info = stat()
-                    if fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
-                        (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) == index[slot].record.size
-                    {
-                        found[Int(slot)] = true
-                        return
-                    }
+            for file in files {
+                if let id = file.id, promotions.contains(id) { continue }  // being committed
+                if let id = file.id, layout.bucket(of: id) == bucket, let slot = expected[id],
+                    file.size == index[slot].record.size
+                {
+                    found[Int(slot)] = true
+                    continue
                 }
-                strays.append(String(cString: name))
+                strays.append(file.name)
             }
+            let directory = layout.bucketDirectories[bucket]
             for name in strays { Posix.removeTree(directory + "/" + name) }
         }
-        if layout.kind == .bucketed {
-            var strays: [String] = []
-            _ = Posix.forEachName(in: layout.ready) { name, _, _ in
-                if FileNames.bucket(named: name) == nil { strays.append(String(cString: name)) }
+        for name in listing.foreignNames { Posix.removeTree(layout.ready + "/" + name) }
+        if listing.isEarly {
+            // Committed by another instance after the listing: looked up again.
+            for (position, slot) in index.slots.enumerated() where slot.live && !found[position] {
+                var info = stat()
+                if stat(layout.path(for: slot.record.id), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                    Int(info.st_size) == slot.record.size
+                {
+                    found[position] = true
+                }
             }
-            for name in strays { Posix.removeTree(layout.ready + "/" + name) }
         }
         return found
     }
