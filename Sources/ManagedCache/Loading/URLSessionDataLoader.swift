@@ -275,11 +275,10 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         } catch {
             transfer.noteReceiverError(error)
             completionHandler(.cancel)
-            #if !canImport(Darwin)
-            // FoundationNetworking ignores the disposition: without this the body would still
-            // download in full, to be dropped chunk by chunk.
-            cancelOnDelegateQueue(dataTask)
-            #endif
+            // FoundationNetworking ignores the disposition: the body still arrives, and is dropped
+            // chunk by chunk. (Cancelling the task here instead made other transfers of the process
+            // go silent for seconds under AddressSanitizer in 2 of 4 CI runs; not understood, so
+            // not done.)
         }
     }
 
