@@ -8,7 +8,7 @@ import ManagedCacheLocking
 /// for the journal's replay): what every lookup waited for before the index was replayed in the
 /// background. Both on tmpfs, warm. The hit is a different key each repetition. A diagnostic
 /// pair repeats it after a crash (a session file left behind, as an app killed in the background
-/// leaves it), whose full opening also reconciles index and files and rewrites the journal.
+/// leaves it), whose full opening also reconciles index and files.
 struct FileCacheFirstHitScenario: BenchmarkScenario {
     let identifier = "file-cache-first-hit"
     let usesNetwork = false
@@ -139,7 +139,7 @@ struct FileCacheFirstHitScenario: BenchmarkScenario {
             .diagnostic(
                 "(diagnostic) open-to-first-hit of the `BigFileCache` after a crash (a session file left behind)",
                 ours: samples[5], baseline: samples[6],
-                baselineName: "the same opening until its index is complete (replay, reconciliation, journal rewritten)",
+                baselineName: "the same opening until its index is complete (replay, reconciliation)",
                 write: milliseconds,
                 notes: [
                     "what an app killed in the background leaves (on iOS, most launches): the baseline is also what the "
@@ -151,7 +151,7 @@ struct FileCacheFirstHitScenario: BenchmarkScenario {
                 notes: [
                     "one thread looks keys up without pause while another waits for the whole index: a hit waits only "
                         + "while the install holds the cache's lock (catching up, comparing with the listing of `ready/` "
-                        + "taken before it, rewriting the journal)"
+                        + "taken before it, journaling what it drops, enforcing the limits)"
                 ]),
         ]
     }

@@ -101,17 +101,19 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     }
 
     override func addOperation(_ block: @escaping @Sendable () -> Void) {
-        admit()
-        super.addOperation { [self] in
-            block()
-            finished()
-        }
+        enqueue(block, mayWait: true)
     }
 
     /// Adds an operation without waiting, however many are queued: for work that only makes
     /// transfers end sooner (a cancellation), which the caller must not wait to send.
     func addOperationWithoutWaiting(_ block: @escaping @Sendable () -> Void) {
-        admit(mayWait: false)
+        enqueue(block, mayWait: false)
+    }
+
+    /// Counts `block` in (waiting first when `mayWait` and the queue is over its limit), queues
+    /// it, and counts it out when it has run.
+    private func enqueue(_ block: @escaping @Sendable () -> Void, mayWait: Bool) {
+        admit(mayWait: mayWait)
         super.addOperation { [self] in
             block()
             finished()
@@ -134,7 +136,7 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
 
     /// Counts one more operation, waiting first while the queue is over its limit (see above)
     /// unless `mayWait` is `false`.
-    private func admit(mayWait: Bool = true) {
+    private func admit(mayWait: Bool) {
         let fromInside = !mayWait || OperationQueue.current === self
         condition.lock()
         defer {

@@ -34,8 +34,9 @@ final class OpeningReplay: @unchecked Sendable {
     let snapshot: JournalSnapshot
     /// The limits the replayed index is built for.
     let limits: CacheLimits
-    /// Whether an instance crashed since the directory was last in use: the install then makes
-    /// index and files agree (`StoreState._reconcile()`), as a synchronous opening would.
+    /// Whether an instance crashed since the directory was last in use: the install then lists
+    /// `ready/` and makes index and files agree (`StoreState._reconcileAfterCrash(listing:)`), as a
+    /// synchronous opening would.
     let reconcilesCrash: Bool
     private let condition = NSCondition()
     private var phase = Phase.pending

@@ -30,9 +30,10 @@ extension StoreState {
     /// Installs the index the replay of `job`'s snapshot built, and does what a synchronous
     /// opening does after its replay: catches up with what other instances appended since the
     /// snapshot (or repairs a damaged journal), reconciles index and files after a crash (with
-    /// `listing`, taken before the lock), announces this instance's session, applies the hits and
-    /// verifications served meanwhile, enforces the limits and compacts an oversized journal. A failure leaves the cache `degraded`: the next operation recovers, as after any
-    /// failed operation.
+    /// `listing`, taken before the lock exactly when the opening follows a crash), announces this
+    /// instance's session, applies the hits and verifications served meanwhile, enforces the
+    /// limits and compacts an oversized journal. A failure leaves the cache `degraded`: the next
+    /// operation recovers, as after any failed operation.
     mutating func _finishOpening(
         _ job: OpeningReplay, decoded: inout OpeningReplay.Decoded, listing: ReadyListing?, now: Double
     ) {
@@ -58,7 +59,7 @@ extension StoreState {
             } else {
                 try _catchUp()
                 // After what other instances appended since the snapshot: their files are theirs.
-                if job.reconcilesCrash { _reconcileAfterCrash(listing: listing) }
+                if let listing { _reconcileAfterCrash(listing: listing) }
             }
             highestSession += 1
             currentSession = highestSession

@@ -48,14 +48,13 @@ extension StoreState {
         }
     }
 
-    /// After a crash, with an intact journal: reconciles as `_reconcile()` does (with `listing`,
-    /// taken before the lock, when given), but
-    /// journals the removal of each record whose file is gone or damaged rather than rewriting the
-    /// whole journal. (Rewriting 100,000 entries held the cache's lock for most of the install of
-    /// an opening after a crash, and hits wait for that lock.) An oversized journal is still
-    /// compacted by the install.
-    mutating func _reconcileAfterCrash(listing: ReadyListing?) {
-        let found = _compare(listing ?? .take(layout, early: false))
+    /// After a crash, with an intact journal: reconciles as `_reconcile()` does, against `listing`
+    /// (taken before the lock), but journals the removal of each record whose file is gone or
+    /// damaged rather than rewriting the whole journal. (Rewriting 100,000 entries held the
+    /// cache's lock for most of the install of an opening after a crash, and hits wait for that
+    /// lock.) An oversized journal is still compacted by the install.
+    mutating func _reconcileAfterCrash(listing: ReadyListing) {
+        let found = _compare(listing)
         var encoder = JournalEncoder()
         var paths: [String] = []
         for position in found.indices where index.slots[position].live && !found[position] {
