@@ -30,7 +30,12 @@ public final class Lock<Value>: @unchecked Sendable {
     // the unlock of `lock`, and the lock is never copied or moved: it lives in its own allocation
     // for the object's lifetime (an `os_unfair_lock` or a pthread mutex must keep its address;
     // a stored property passed `inout` would not).
-    private var value: Value
+    // `@exclusivity(unchecked)`: no runtime exclusivity check on `value`. The lock already makes
+    // every access exclusive (the only access is `withLock`'s `inout`, and `withLock` is not
+    // reentrant), so the check could never fire; it cost a thread-local access-set insertion and
+    // removal on every `withLock`: 6 % of the instructions of a `manage` memory hit (issue 13,
+    // `manage-hit` under callgrind, 4.49 → 4.21 G).
+    @exclusivity(unchecked) private var value: Value
     #if canImport(os)
     private let lock: UnsafeMutablePointer<os_unfair_lock>
     #else

@@ -90,6 +90,9 @@ struct PendingWork {
     }
 
     mutating func append(_ other: PendingWork) {
+        // Most work merged under the lock is empty (a detach that cancels nothing): five
+        // `append(contentsOf:)` calls on empty arrays were 7 % of a `manage` memory hit.
+        guard !other.isEmpty else { return }
         deliveries += other.deliveries
         fileCachePurges += other.fileCachePurges
         events += other.events
