@@ -119,7 +119,10 @@ final class SessionTransfer: Sendable {
         grace: Double = SessionTransfer.cancellationGrace, graceEnded: @escaping @Sendable (_ endedByGrace: Bool) -> Void
     ) {
         state.withLock { $0.cancelledAt = .now }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + grace) { [weak self] in
+        // One process-wide timer, not an `asyncAfter` here: this runs on the thread that cancels
+        // (often one calling `manage`), and arming a timer of its own woke dispatch's event thread,
+        // which took the caller's CPU (see `GraceTimer`).
+        GraceTimer.shared.run(after: grace) { [weak self] in
             guard let self else { return }  // ended and released: the session reported it
             // The loader hears of the end last, once the table has forgotten the transfer: when
             // the load's task ends, nothing of its transfer is left.
