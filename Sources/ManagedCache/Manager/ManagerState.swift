@@ -13,9 +13,8 @@ struct ManagerState {
     var failures = FailureMemory()
     var statistics = ManagerStatistics()
     var nextIdentifier: UInt64 = 1
-    var sweepThreshold = 64
-    /// Records of deallocated users replaced (left in their handlers' lists) since the last sweep.
-    var replacedRecords = 0
+    /// The sweep of `handlers` and `attachments` (see `TableSweep`).
+    var sweep = TableSweep()
     var isShutDown = false
     /// Running preloads, cancelled when a real request needs the disk.
     var preloads: [Task<Int, Never>] = []

@@ -348,7 +348,7 @@ extension ObjectManager {
         var record = state.attachments[call.userID]
         if let existing = record {
             if !existing.isAlive {
-                state.replacedRecords += 1
+                state.sweep.replacedRecords += 1
                 record = nil
             } else {
                 if existing.link.delivery != call.delivery || existing.link.wantsPreviews != call.wantsPreviews {
@@ -371,7 +371,7 @@ extension ObjectManager {
                 // Not listed: its last request ended in a failure or a cancellation, which detached it.
             }
         }
-        _sweepIfNeeded(in: &state)  // before the handler lookup: a sweep may drop handlers
+        state._sweepIfNeeded()  // before the handler lookup: a sweep may drop handlers (see `TableSweep`)
         let handler: ObjectHandler
         if let existing = state.handlers[key] {
             handler = existing
@@ -448,29 +448,6 @@ extension ObjectManager {
             !handler.policy.finishLoadingWithoutUsers, !handler.heldByPrefetch, !handler.hasLiveUsers
         else { return PendingWork() }
         return _cancelHandler(key, reason: .noUsers, in: &state)
-    }
-
-    /// Drops handlers nobody uses and the records of deallocated users, when either table has
-    /// grown past twice its size at the last sweep, counting the records of deallocated users
-    /// replaced since (amortized constant time per new handler or record). Checked whenever a
-    /// user is attached anew: users released without `unmanage` (as views are) would otherwise
-    /// pile up in one handler's list and in the side table while the handler table stays small.
-    /// The low floor (64) bounds how many objects of silently deallocated users a handler can keep
-    /// alive beyond the memory cache's limits.
-    func _sweepIfNeeded(in state: inout ManagerState) {
-        // Records in handlers' lists are at most those in the side table plus those replaced in
-        // it: bounding the sum bounds the lists, however the allocator reuses addresses.
-        guard
-            state.handlers.count >= state.sweepThreshold
-                || state.attachments.count + state.replacedRecords >= state.sweepThreshold
-        else { return }
-        state.replacedRecords = 0
-        state.handlers = state.handlers.filter { _, handler in
-            handler.phase.isBusy || handler.heldByPrefetch || handler.hasLiveUsers
-        }
-        for key in Array(state.handlers.keys) { state.handlers[key]?.compactUsers() }
-        state.attachments = state.attachments.filter { $0.value.isAlive }
-        state.sweepThreshold = max(64, 2 * max(state.handlers.count, state.attachments.count))
     }
 
     // MARK: - Delivering

@@ -35,4 +35,56 @@ import Testing
         #expect(largest.listed <= 2 * perRound + 64)
         #expect(loader.requestCount("shared") == 1)
     }
+
+    @Test func handlersOfKeysWhoseUsersWentAwayDoNotAccumulate() {
+        let manager = makeScriptedManager(loader: ScriptedDataLoader(), memoryCount: 10_000)
+        let decoder = BlobDecoder()
+        let object = Blob(Data("in memory".utf8))
+        // Rounds of 500 views, each of its own key (a memory hit), alive together, then released
+        // without `unmanage`: each leaves a handler nobody uses.
+        let perRound = 500
+        let rounds = 20
+        var largest = 0
+        for round in 0..<rounds {
+            let requests = (0..<perRound).map { request("round\(round)/\($0)") }
+            for request in requests {
+                let key = ObjectKey(dataKey: request.dataKey, variant: decoder.identifier)
+                manager.memoryCache.setValue(CachedObject(object: object, freshness: nil, cost: 1), forKey: key, cost: 1)
+            }
+            var users = requests.map { RecordingUser($0, decoder: decoder) }
+            for user in users { manager.manage(user) }
+            #expect(users.allSatisfy { $0.origins == [.memory] })
+            users.removeAll()
+            largest = max(largest, manager.state.withLock { $0.handlers.count })
+        }
+        #expect(largest <= 2 * perRound + TableSweep.floor)
+    }
+
+    /// A sweep is spread over the `manage` calls that attach users: none examines more than the
+    /// budget, and a sweep that began ends.
+    @Test func aSweepExaminesAFewEntriesPerManage() {
+        let manager = makeScriptedManager(loader: ScriptedDataLoader(), memoryCount: 10_000)
+        let decoder = BlobDecoder()
+        let object = Blob(Data("in memory".utf8))
+        var sweeps = 0
+        var users: [RecordingUser<BlobDecoder>] = []
+        for index in 0..<2_000 {
+            let request = request("sweep/\(index)")
+            manager.memoryCache.setValue(
+                CachedObject(object: object, freshness: nil, cost: 1),
+                forKey: ObjectKey(dataKey: request.dataKey, variant: decoder.identifier), cost: 1)
+            let user = RecordingUser(request, decoder: decoder)
+            let before = manager.state.withLock { ($0.handlers.count, $0.attachments.count, $0.sweep.isSweeping) }
+            manager.manage(user)
+            let after = manager.state.withLock { ($0.handlers.count, $0.attachments.count, $0.sweep.isSweeping) }
+            // One handler and one record added at most; at most the budget removed.
+            #expect(before.0 + 1 - after.0 <= TableSweep.budget)
+            #expect(before.1 + 1 - after.1 <= TableSweep.budget)
+            if !before.2 && after.2 { sweeps += 1 }
+            if index % 3 == 0 { users.append(user) }  // a third stay alive
+        }
+        #expect(sweeps >= 2)
+        let liveUsers = users.count
+        #expect(manager.state.withLock { $0.handlers.count } <= 2 * liveUsers + TableSweep.floor)
+    }
 }
