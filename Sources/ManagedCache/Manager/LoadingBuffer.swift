@@ -14,6 +14,9 @@ struct LoadingBuffer {
     private struct Entry {
         let key: ObjectKey
         var priority: LoadPriority
+        /// Whether the load is cancelled once its users have all gone (its policy does not
+        /// finish loads without users).
+        let cancelsWhenAbandoned: Bool
     }
 
     /// Oldest first.
@@ -31,11 +34,19 @@ struct LoadingBuffer {
 
     func contains(_ key: ObjectKey) -> Bool { entries.contains { $0.key == key } }
 
+    /// The keys of loads cancelled once their users have all gone, oldest first, other than
+    /// `excluded`: the only ones the manager checks for abandonment before a push (none under
+    /// the default policy, which finishes such loads: then nothing is looked up or allocated).
+    func keysCancelledWhenAbandoned(excluding excluded: ObjectKey) -> [ObjectKey] {
+        entries.lazy.filter { $0.cancelsWhenAbandoned && $0.key != excluded }.map(\.key)
+    }
+
     /// Appends `key` as the newest load with `priority`; returns the keys pushed out, in the order
     /// they were chosen (lowest priority first, oldest first within one priority).
-    mutating func push(_ key: ObjectKey, priority: LoadPriority = .normal) -> [ObjectKey] {
+    /// `cancelsWhenAbandoned`: whether the load's policy cancels it once its users have all gone.
+    mutating func push(_ key: ObjectKey, priority: LoadPriority = .normal, cancelsWhenAbandoned: Bool = false) -> [ObjectKey] {
         entries.removeAll { $0.key == key }
-        entries.append(Entry(key: key, priority: priority))
+        entries.append(Entry(key: key, priority: priority, cancelsWhenAbandoned: cancelsWhenAbandoned))
         return overflow()
     }
 

@@ -118,12 +118,16 @@ extension ObjectManager {
     /// Puts `key` in the loading buffer as its newest load and cancels what that pushes out.
     func _pushToLoadingBuffer(_ key: ObjectKey, in state: inout ManagerState) -> PendingWork {
         var work = PendingWork()
-        // Loads whose users have all gone, under a policy that cancels those, leave first.
-        for waiting in state.loadingBuffer.keys where waiting != key {
+        // Loads whose users have all gone, under a policy that cancels those, leave first. Only
+        // those loads are looked up: under the default policy (finish them) this is no work.
+        for waiting in state.loadingBuffer.keysCancelledWhenAbandoned(excluding: key) {
             work.append(_cancelIfAbandoned(waiting, in: &state))
         }
-        let priority = state.handlers[key]?.effectivePriority ?? .normal
-        work.append(_handleBufferOverflow(state.loadingBuffer.push(key, priority: priority), in: &state))
+        let handler = state.handlers[key]
+        let pushedOut = state.loadingBuffer.push(
+            key, priority: handler?.effectivePriority ?? .normal,
+            cancelsWhenAbandoned: handler.map { !$0.policy.finishLoadingWithoutUsers } ?? false)
+        work.append(_handleBufferOverflow(pushedOut, in: &state))
         _refreshPriority(dataKey: key.dataKey, in: &state)
         return work
     }

@@ -156,4 +156,26 @@ import Testing
         #expect(uiUser.progress.isEmpty)
         #expect(uiUser.events.count == 1)
     }
+
+    /// Before a push, only the loads whose own policy cancels them without users are checked and
+    /// cancelled once abandoned; the others finish, whatever the order in the buffer.
+    @Test func aPushCancelsOnlyTheAbandonedLoadsWhosePolicyCancelsThem() async {
+        let loader = ScriptedDataLoader()
+        for path in ["finishing", "cancelling", "next"] { loader.script(path, .held(firstChunk: Data(path.utf8), rest: Data("!".utf8))) }
+        let manager = makeScriptedManager(loader: loader)  // finishes loads without users by default
+        do {
+            var cancelling = request("cancelling")
+            cancelling.policy.finishLoadingWithoutUsers = false
+            let users = [RecordingUser(request("finishing"), decoder: BlobDecoder()), RecordingUser(cancelling, decoder: BlobDecoder())]
+            users.forEach(manager.manage)
+            #expect(await waitUntil { loader.activeCount("finishing") == 1 && loader.activeCount("cancelling") == 1 })
+        }  // both users released without `unmanage`
+        let next = RecordingUser(request("next"), decoder: BlobDecoder())
+        manager.manage(next)
+        #expect(await waitUntil { loader.cancellationCount("cancelling") == 1 })
+        #expect(loader.cancellationCount("finishing") == 0)
+        #expect(manager.loadingBufferKeys.map(\.dataKey) == ["finishing", "next"].map { ScriptedDataLoader.url($0).absoluteString })
+        for path in ["finishing", "next"] { loader.release(path) }
+        #expect(await waitUntil { next.objects.count == 1 })
+    }
 }
