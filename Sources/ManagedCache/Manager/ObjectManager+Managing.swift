@@ -371,7 +371,7 @@ extension ObjectManager {
                 // Not listed: its last request ended in a failure or a cancellation, which detached it.
             }
         }
-        state._sweepIfNeeded()  // before the handler lookup: a sweep may drop handlers (see `TableSweep`)
+        work.released += state._sweepIfNeeded()  // before the handler lookup: a sweep may drop handlers (see `TableSweep`)
         let handler: ObjectHandler
         if let existing = state.handlers[key] {
             handler = existing
@@ -434,9 +434,11 @@ extension ObjectManager {
         handler.users.removeAll { $0 === record || !$0.isAlive }
         if handler.users.isEmpty, !handler.phase.isBusy, !handler.heldByPrefetch, handler.revalidatingFetch == nil {
             // Nobody uses it and nothing is under way: drop it. Only users keep a handler's object
-            // alive; the memory cache keeps its own reference within its limits.
-            state.handlers.removeValue(forKey: key)
-            return PendingWork()
+            // alive; the memory cache keeps its own reference within its limits. The object is
+            // released after the lock, in case this was its last reference.
+            var work = PendingWork()
+            if let dropped = state.handlers.removeValue(forKey: key) { work.released = dropped.heldObjects }
+            return work
         }
         return _cancelIfAbandoned(key, in: &state)
     }

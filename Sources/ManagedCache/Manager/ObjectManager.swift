@@ -212,9 +212,17 @@ public final class ObjectManager: Sendable {
     public func removeAllObjects() {
         memoryCache.removeAll()
         undecodedData.removeAll()
-        state.withLock { state in
-            state.handlers = state.handlers.filter { $0.value.phase.isBusy || $0.value.hasLiveUsers }
+        // The objects only the dropped handlers held are freed after the lock.
+        let released = state.withLock { state -> [any Sendable] in
+            var released: [any Sendable] = []
+            state.handlers = state.handlers.filter { _, handler in
+                let keep = handler.phase.isBusy || handler.hasLiveUsers
+                if !keep { released += handler.heldObjects }
+                return keep
+            }
+            return released
         }
+        withExtendedLifetime(released) {}
     }
 
     /// Empties the memory cache and the file cache: HJCache's `emptyCache`.

@@ -73,17 +73,20 @@ struct TableSweep {
 
 extension ManagerState {
     /// Begins a sweep when one is due, and examines up to `TableSweep.budget` entries of the sweep
-    /// under way. Called whenever a user is attached anew (see `TableSweep`).
-    mutating func _sweepIfNeeded() {
+    /// under way. Called whenever a user is attached anew (see `TableSweep`). Returns the objects
+    /// of the handlers it dropped, to release once the lock is (`PendingWork.released`).
+    mutating func _sweepIfNeeded() -> [any Sendable] {
         if !sweep.isSweeping {
-            guard sweep.isDue(handlers: handlers.count, attachments: attachments.count) else { return }
+            guard sweep.isDue(handlers: handlers.count, attachments: attachments.count) else { return [] }
             sweep.begin(handlers: Array(handlers.keys), attachments: Array(attachments.keys))
         }
-        _sweepStep(budget: TableSweep.budget)
+        return _sweepStep(budget: TableSweep.budget)
     }
 
     /// Examines up to `budget` entries of the sweep under way: handlers first, then attachments.
-    mutating func _sweepStep(budget: Int) {
+    /// Returns the objects of the handlers it dropped.
+    mutating func _sweepStep(budget: Int) -> [any Sendable] {
+        var released: [any Sendable] = []
         var examined = 0
         while examined < budget, let key = sweep.nextHandler() {
             examined += 1
@@ -92,6 +95,7 @@ extension ManagerState {
                 handler.compactUsers()
             } else {
                 handlers.removeValue(forKey: key)
+                released += handler.heldObjects
             }
         }
         while examined < budget, let identifier = sweep.nextAttachment() {
@@ -99,5 +103,6 @@ extension ManagerState {
             if let record = attachments[identifier], !record.isAlive { attachments.removeValue(forKey: identifier) }
         }
         if sweep.hasExaminedAll { sweep.end(handlers: handlers.count, attachments: attachments.count) }
+        return released
     }
 }

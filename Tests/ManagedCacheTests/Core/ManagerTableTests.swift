@@ -1,4 +1,5 @@
 import Foundation
+import ManagedCacheLocking
 import TestSupport
 import Testing
 
@@ -87,4 +88,72 @@ import Testing
         let liveUsers = users.count
         #expect(manager.state.withLock { $0.handlers.count } <= 2 * liveUsers + TableSweep.floor)
     }
+
+    /// A handler dropped with its last user releases its object after the manager's lock: freeing a
+    /// decoded object (a large image) must not hold up every other `manage` (issue 20).
+    @Test func anObjectOnlyADroppedHandlerHeldIsFreedAfterTheLock() async {
+        let loader = ScriptedDataLoader()
+        loader.script("probe", .body(Data("p".utf8)))
+        let manager = makeScriptedManager(loader: loader) { $0.policy.cacheInMemory = false }
+        let freed = Lock<(count: Int, underLock: Bool)>((0, false))
+        let decoder = LockProbeDecoder(manager: manager, freed: freed)
+        let user = ForgetfulUser(request: request("probe"), decoder: decoder)
+        manager.manage(user)
+        #expect(await waitUntil { user.readyCount == 1 })
+        #expect(freed.withLock { $0.count } == 0)  // the handler holds it for its user
+        manager.unmanage(user)  // the last user: the handler is dropped, and its object with it
+        #expect(freed.withLock { $0.count } == 1)
+        #expect(freed.withLock { $0.underLock } == false)
+    }
+}
+
+/// An object that checks, when it is freed, whether the manager's lock is held: another thread
+/// tries to take it, and a wait of 20 s without it means the freeing thread holds it (no hang either
+/// way: the lock is released once the freeing returns).
+private final class LockProbe: Sendable {
+    let manager: ObjectManager
+    let freed: Lock<(count: Int, underLock: Bool)>
+
+    init(manager: ObjectManager, freed: Lock<(count: Int, underLock: Bool)>) {
+        self.manager = manager
+        self.freed = freed
+    }
+
+    deinit {
+        let tookLock = DispatchSemaphore(value: 0)
+        let manager = self.manager
+        DispatchQueue.global().async {
+            _ = manager.statistics
+            tookLock.signal()
+        }
+        let underLock = tookLock.wait(timeout: .now() + 20) == .timedOut
+        freed.withLock { $0 = ($0.count + 1, $0.underLock || underLock) }
+    }
+}
+
+private struct LockProbeDecoder: ObjectDecoding {
+    let manager: ObjectManager
+    let freed: Lock<(count: Int, underLock: Bool)>
+    var identifier: String { "test.lock-probe" }
+    func decode(_ data: LoadedData) throws -> LockProbe { LockProbe(manager: manager, freed: freed) }
+}
+
+/// A user that counts its objects without keeping them.
+private final class ForgetfulUser: ManagedObjectUser {
+    let objectRequest: ObjectRequest?
+    let objectDecoder: LockProbeDecoder
+    private let ready = Lock(0)
+
+    init(request: ObjectRequest, decoder: LockProbeDecoder) {
+        objectRequest = request
+        objectDecoder = decoder
+    }
+
+    var readyCount: Int { ready.withLock { $0 } }
+
+    func managedObjectReady(_ object: LockProbe, origin: DataOrigin, request: ObjectRequest) {
+        ready.withLock { $0 += 1 }
+    }
+
+    func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {}
 }
