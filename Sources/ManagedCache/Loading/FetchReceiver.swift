@@ -313,15 +313,16 @@ final class FetchReceiver: DataLoadReceiver {
         state.reserved = expected
     }
 
-    /// Whether `memory` holds noticeably more capacity than bytes: it grew without an announced
-    /// length (chunked), or the server sent less than it announced. Small bodies are left alone.
+    /// Whether `memory` holds noticeably more capacity than bytes: it grew chunk by chunk (no
+    /// announced length, or more bytes than announced: up to twice its size), or the server sent
+    /// well under the length it announced (the unused part of the reservation).
     static func hasSlack(_ memory: Data, reserved: Int?) -> Bool {
-        guard memory.count >= compactionFloor else { return false }
-        guard let reserved else { return true }
-        return memory.count < reserved - reserved / 8
+        guard let reserved, memory.count <= reserved else { return memory.count >= compactionFloor }
+        let unused = reserved - memory.count
+        return unused >= compactionFloor && unused > reserved / 8
     }
 
-    /// Bodies under this size are not compacted: their slack is small and a copy would cost more.
+    /// Slack under this size is left alone: a copy would cost more than it frees.
     static let compactionFloor = 4_096
 
     /// A copy of `memory` in storage of exactly its size.

@@ -47,14 +47,20 @@ import Darwin
         #expect(Allocation.bytes(of: data) <= body.count + Self.slack, "allocated \(Allocation.bytes(of: data)) bytes")
     }
 
-    /// A body received at its announced length is kept as it is; one that grew without a length
-    /// or ended short of it is copied to storage of its size; small bodies are never copied.
+    /// A body received at its announced length is kept as it is; one that grew chunk by chunk
+    /// (without a length, or past it) or used little of its reservation is copied to storage of
+    /// its size; a slack under `compactionFloor` is left alone.
     @Test func onlyBodiesWithSlackAreCompacted() {
         let body = Data(count: Self.bodySize)
         #expect(!FetchReceiver.hasSlack(body, reserved: Self.bodySize))
         #expect(FetchReceiver.hasSlack(body, reserved: nil))
         #expect(FetchReceiver.hasSlack(body, reserved: 2 * Self.bodySize))
         #expect(!FetchReceiver.hasSlack(Data(count: FetchReceiver.compactionFloor - 1), reserved: nil))
+        // A small body under a large announced length leaves the reservation's unused part.
+        #expect(FetchReceiver.hasSlack(Data(count: 10), reserved: Self.bodySize))
+        // More bytes than announced grew past the reservation, chunk by chunk.
+        #expect(FetchReceiver.hasSlack(body + Data(count: 10), reserved: Self.bodySize))
+        #expect(!FetchReceiver.hasSlack(body.prefix(Self.bodySize - 100), reserved: Self.bodySize))
         let compacted = FetchReceiver.compacted(fixtureBody("compacted", count: 10_000))
         #expect(compacted == fixtureBody("compacted", count: 10_000))
         #expect(FetchReceiver.compacted(Data()).isEmpty)
