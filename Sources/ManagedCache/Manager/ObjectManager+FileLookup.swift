@@ -59,8 +59,7 @@ extension ObjectManager {
                 fileCache?.removeEntry(forKey: source.fileKey)  // a bad variant: fall back to the original
                 continue
             }
-            state.withLock { $0.statistics.fileCacheHits += 1 }
-            completeDecode(job, outcome: outcome, synchronousUser: synchronousUser)
+            completeDecode(job, outcome: outcome, synchronousUser: synchronousUser, countingFileCacheHit: true)
             // Delivered; now store the variant made from the original, never on the caller's
             // thread (which may be the main one): on the loading executor.
             if case .success(let object) = outcome, !source.isVariant, decoder.storesVariant {
@@ -96,8 +95,7 @@ extension ObjectManager {
             perform(work)
             return
         }
-        state.withLock { $0.statistics.fileCacheHits += 1 }
-        completeDecode(job, outcome: outcome)
+        completeDecode(job, outcome: outcome, countingFileCacheHit: true)
         if case .success(let object) = outcome, !isVariant, job.decoder.storesVariant {
             storeVariantIfNeeded(job, object: object)
         }

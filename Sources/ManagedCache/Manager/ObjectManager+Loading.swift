@@ -328,9 +328,16 @@ extension ObjectManager {
     }
 
     /// Records a decode's outcome: the shared object goes to the memory cache and every live user;
-    /// a failure purges the key from every cache.
-    func completeDecode(_ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronousUser: ObjectIdentifier? = nil) {
+    /// a failure purges the key from every cache. `countingFileCacheHit`: the bytes were a
+    /// file-cache hit, counted in `statistics` whatever the outcome.
+    func completeDecode(
+        _ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronousUser: ObjectIdentifier? = nil,
+        countingFileCacheHit: Bool = false
+    ) {
         let work = state.withLock { state -> PendingWork in
+            // A file-cache hit is counted in this section rather than a lock of its own: one lock
+            // fewer on the path that reads a hit inside `manage` (issue 20).
+            if countingFileCacheHit { state.statistics.fileCacheHits += 1 }
             guard let handler = state.handlers[job.key], handler.generation == job.generation,
                 case .loaded = handler.phase
             else { return PendingWork() }
