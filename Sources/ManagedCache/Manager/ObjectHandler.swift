@@ -271,14 +271,13 @@ final class ObjectHandler {
     /// Drops the slots of deallocated users.
     func compactUsers() { users.removeAll { !$0.isAlive } }
 
-    /// The objects this handler holds (its ready object, a stale one), for a caller that drops the
-    /// handler under the lock to release after it (`PendingWork.released`): freeing a decoded
-    /// image nobody else holds can take far longer than the lock should be held (issue 20).
-    var heldObjects: [any Sendable] {
-        var objects: [any Sendable] = []
-        if case .ready(let object, _) = phase { objects.append(object) }
-        if let staleObject { objects.append(staleObject.object) }
-        return objects
+    /// Appends the objects this handler holds (its ready object, a stale one) to `released`, for
+    /// a caller that drops the handler under the lock to release them after it
+    /// (`PendingWork.released`): freeing a decoded image nobody else holds can take far longer
+    /// than the lock should be held (issue 20).
+    func releaseHeldObjects(into released: inout [any Sendable]) {
+        if case .ready(let object, _) = phase { released.append(object) }
+        if let staleObject { released.append(staleObject.object) }
     }
 
     /// One delivery of `event` to each live user (of those `including` accepts), each for the

@@ -434,10 +434,15 @@ extension ObjectManager {
         handler.users.removeAll { $0 === record || !$0.isAlive }
         if handler.users.isEmpty, !handler.phase.isBusy, !handler.heldByPrefetch, handler.revalidatingFetch == nil {
             // Nobody uses it and nothing is under way: drop it. Only users keep a handler's object
-            // alive; the memory cache keeps its own reference within its limits. The object is
-            // released after the lock, in case this was its last reference.
+            // alive; the memory cache keeps its own reference within its limits. When the memory
+            // cache does not hold the key, this may be the object's last reference: it is released
+            // after the lock. (Not when it does: handing the object over costs an array on this
+            // path, which a re-managed cell takes on every call, and releasing it here then only
+            // drops a count.)
             var work = PendingWork()
-            if let dropped = state.handlers.removeValue(forKey: key) { work.released = dropped.heldObjects }
+            if let dropped = state.handlers.removeValue(forKey: key), !memoryCache.contains(key) {
+                dropped.releaseHeldObjects(into: &work.released)
+            }
             return work
         }
         return _cancelIfAbandoned(key, in: &state)

@@ -217,7 +217,7 @@ public final class ObjectManager: Sendable {
             var released: [any Sendable] = []
             state.handlers = state.handlers.filter { _, handler in
                 let keep = handler.phase.isBusy || handler.hasLiveUsers
-                if !keep { released += handler.heldObjects }
+                if !keep { handler.releaseHeldObjects(into: &released) }
                 return keep
             }
             return released

@@ -95,7 +95,7 @@ extension ManagerState {
                 handler.compactUsers()
             } else {
                 handlers.removeValue(forKey: key)
-                released += handler.heldObjects
+                handler.releaseHeldObjects(into: &released)
             }
         }
         while examined < budget, let identifier = sweep.nextAttachment() {
