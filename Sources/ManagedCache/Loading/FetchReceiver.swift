@@ -9,7 +9,7 @@ struct PartialDownloadRejected: Error {}
 /// threshold) into a temporary file.
 final class FetchReceiver: DataLoadReceiver {
     struct Result {
-        let memory: Data?
+        var memory: Data?
         let writer: (any FileCacheWriter)?
         /// The body, when it went to a temporary file instead of memory.
         let spool: DownloadSpool?
@@ -282,17 +282,15 @@ final class FetchReceiver: DataLoadReceiver {
 
     /// The body once the loader has returned.
     func finish() -> Result {
-        let (result, reserved) = state.withLock { state in
+        var (result, reserved) = state.withLock { state in
             let result = Result(
                 memory: state.memory, writer: state.writer, spool: state.spool, byteCount: state.received,
                 lostData: state.lostData, notModified: state.notModified)
             return (result, state.reserved)
         }
         result.spool?.close()
-        guard let memory = result.memory, Self.hasSlack(memory, reserved: reserved) else { return result }
-        return Result(
-            memory: Self.compacted(memory), writer: result.writer, spool: result.spool, byteCount: result.byteCount,
-            lostData: result.lostData, notModified: result.notModified)
+        if let memory = result.memory, Self.hasSlack(memory, reserved: reserved) { result.memory = Self.compacted(memory) }
+        return result
     }
 
     // MARK: - The body's memory (issue 13, target 7)

@@ -39,7 +39,9 @@ struct TableSweep {
     /// The keys of the sweep under way still to examine; both empty when no sweep runs.
     private var handlersToExamine: [ObjectKey] = []
     private var attachmentsToExamine: [ObjectIdentifier] = []
-    private(set) var isSweeping = false
+
+    /// Whether a sweep is under way: some of its keys are still to examine.
+    var isSweeping: Bool { !hasExaminedAll }
 
     /// Whether tables of these sizes call for a sweep.
     func isDue(handlers: Int, attachments: Int) -> Bool {
@@ -52,7 +54,6 @@ struct TableSweep {
         handlersToExamine = handlers
         attachmentsToExamine = attachments
         replacedRecords = 0
-        isSweeping = true
     }
 
     /// The next handler key to examine, if any.
@@ -67,7 +68,6 @@ struct TableSweep {
     /// Sweeping → idle, with the tables' sizes now.
     mutating func end(handlers: Int, attachments: Int) {
         threshold = max(Self.floor, 2 * max(handlers, attachments))
-        isSweeping = false
     }
 }
 
