@@ -58,6 +58,23 @@ public struct ManagerStatistics: Sendable, Hashable {
     }
 }
 
+/// The counters of `ManagerStatistics` that loads bump from their own threads, kept apart from
+/// the manager's state (see `ObjectManager.transferCounters`) and added to it when read.
+struct TransferCounters {
+    var networkRequests = 0
+    var revalidations = 0
+    var bytesDownloaded = 0
+    var fileCacheErrors = 0
+
+    /// Adds these counts to `statistics`.
+    func add(to statistics: inout ManagerStatistics) {
+        statistics.networkRequests += networkRequests
+        statistics.revalidations += revalidations
+        statistics.bytesDownloaded += bytesDownloaded
+        statistics.fileCacheErrors += fileCacheErrors
+    }
+}
+
 /// Things a manager reports through `ObjectManager.Configuration.eventHandler`, for logging.
 public enum ManagerEvent: Sendable {
     /// A file-cache operation failed; loading went on without it (the object is served from

@@ -184,9 +184,9 @@ extension ObjectManager {
                 self?.fetchProgressed(dataKey: dataKey, fetch: identifier, progress: progress, newBytes: newBytes)
             },
             requestSent: { [weak self] conditional in
-                self?.state.withLock { state in
-                    state.statistics.networkRequests += 1
-                    if conditional { state.statistics.revalidations += 1 }
+                self?.transferCounters.withLock { counters in
+                    counters.networkRequests += 1
+                    if conditional { counters.revalidations += 1 }
                 }
             },
             event: { [weak self] event in
@@ -200,7 +200,7 @@ extension ObjectManager {
     func report(_ event: ManagerEvent) {
         switch event {
         case .fileCacheFailure, .corruptEntryRemoved:
-            state.withLock { $0.statistics.fileCacheErrors += 1 }
+            transferCounters.withLock { $0.fileCacheErrors += 1 }
         case .loadFailed:
             break
         }
@@ -208,8 +208,8 @@ extension ObjectManager {
     }
 
     private func fetchProgressed(dataKey: String, fetch identifier: UInt64, progress: LoadProgress, newBytes: Int) {
+        transferCounters.withLock { $0.bytesDownloaded += newBytes }
         let work = state.withLock { state -> PendingWork in
-            state.statistics.bytesDownloaded += newBytes
             guard var fetch = state.fetches[dataKey], fetch.identifier == identifier else { return PendingWork() }
             fetch.progress = progress
             state.fetches[dataKey] = fetch

@@ -24,6 +24,21 @@ import Testing
         #expect(statistics.networkLoads == 1)
     }
 
+    /// The counters a load bumps from its own thread (requests sent, bytes) are kept apart from the
+    /// rest (issue 20); `statistics` adds them up and `resetStatistics` clears them too.
+    @Test func resettingTheStatisticsClearsEveryCounter() async throws {
+        let server = try LoopbackServer()
+        server.setRoute("/a", .ok(fixtureBody("a", count: 10_000)))
+        let manager = makeNetworkManager()
+        let user = RecordingUser(ObjectRequest(url: server.url("/a")), decoder: DataDecoder())
+        manager.manage(user)
+        #expect(await waitUntil { user.objects.count == 1 })
+        let before = manager.statistics
+        #expect(before.networkRequests == 1 && before.bytesDownloaded == 10_000 && before.requests == 1)
+        manager.resetStatistics()
+        #expect(manager.statistics == ManagerStatistics())
+    }
+
     @Test func thousandConcurrentUsersMakeOneHTTPRequest() async throws {
         let server = try LoopbackServer()
         server.setRoute("/shared", .ok(Data("shared".utf8)).behaving(.delayed(seconds: 0.05)))
