@@ -8,7 +8,7 @@ struct ManagerState {
     var fetches: [String: FetchRecord] = [:]
     var attachments: [ObjectIdentifier: Attachment] = [:]
     var loadingBuffer: LoadingBuffer
-    var prefetchQueue: [PrefetchItem] = []
+    var prefetchQueue = PrefetchQueue()
     var runningPrefetches = 0
     var failures = FailureMemory()
     var statistics = ManagerStatistics()
@@ -58,15 +58,6 @@ struct FetchRecord {
     let writeGate = WriteGate()
 
     var isWanted: Bool { !subscribers.isEmpty || prefetchHolds > 0 }
-}
-
-/// A prefetch waiting for a free prefetch slot.
-struct PrefetchItem {
-    let request: ObjectRequest
-    let decoder: AnyObjectDecoder?
-    let priority: LoadPriority
-    /// Order of arrival, so the queue is FIFO within one priority.
-    let sequence: UInt64
 }
 
 /// Work decided under the lock and done after releasing it.

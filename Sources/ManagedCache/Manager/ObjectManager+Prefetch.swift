@@ -41,7 +41,7 @@ extension ObjectManager {
         let dataKeys = Set(requests.map(\.dataKey))
         guard !dataKeys.isEmpty else { return }
         let work = state.withLock { state -> PendingWork in
-            state.prefetchQueue.removeAll { dataKeys.contains($0.request.dataKey) }
+            state.prefetchQueue.removeAll { dataKeys.contains($0) }
             return _releasePrefetchHolds(where: { dataKeys.contains($0) }, in: &state)
         }
         perform(work)
@@ -109,12 +109,7 @@ extension ObjectManager {
         _ request: ObjectRequest, decoder: AnyObjectDecoder?, priority: LoadPriority, in state: inout ManagerState
     ) -> Bool {
         let dataKey = request.dataKey
-        if let index = state.prefetchQueue.firstIndex(where: {
-            $0.request.dataKey == dataKey && $0.decoder?.identifier == decoder?.identifier
-        }) {
-            let queued = state.prefetchQueue[index]
-            state.prefetchQueue[index] = PrefetchItem(
-                request: queued.request, decoder: queued.decoder, priority: priority, sequence: queued.sequence)
+        if state.prefetchQueue.reprioritize(PrefetchQueue.Identity(dataKey: dataKey, decoder: decoder?.identifier), to: priority) {
             return true
         }
         if let decoder {
@@ -131,24 +126,10 @@ extension ObjectManager {
         return true
     }
 
-    /// Takes the waiting prefetch to start next: the highest priority, the oldest among equals.
-    private func _takeNextPrefetch(in state: inout ManagerState) -> PrefetchItem {
-        var next = 0
-        for index in state.prefetchQueue.indices.dropFirst() {
-            let item = state.prefetchQueue[index]
-            let best = state.prefetchQueue[next]
-            if item.priority > best.priority || (item.priority == best.priority && item.sequence < best.sequence) {
-                next = index
-            }
-        }
-        return state.prefetchQueue.remove(at: next)
-    }
-
     /// Starts waiting prefetches while prefetch slots are free; skips those already satisfied or under way.
     func _startQueuedPrefetches(in state: inout ManagerState) -> PendingWork {
         let limit = max(1, configuration.prefetchConcurrency)
-        while state.runningPrefetches < limit, !state.prefetchQueue.isEmpty {
-            let item = _takeNextPrefetch(in: &state)
+        while state.runningPrefetches < limit, let item = state.prefetchQueue.popNext() {
             let dataKey = item.request.dataKey
             let policy = configuration.policy.applying(item.request.policy)
             guard let decoder = item.decoder else {

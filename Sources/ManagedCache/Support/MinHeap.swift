@@ -1,4 +1,5 @@
-/// A binary min-heap: the smallest element first. Used for the caches' expiry queue.
+/// A binary min-heap: the smallest element first. Used for the file caches' expiry queue and the
+/// manager's prefetch queue.
 struct MinHeap<Element: Comparable & Sendable>: Sendable {
     private(set) var elements: [Element] = []
 
@@ -52,18 +53,5 @@ struct MinHeap<Element: Comparable & Sendable>: Sendable {
             elements.swapAt(smallest, parent)
             parent = smallest
         }
-    }
-}
-
-/// When one entry expires, as queued in `CacheIndex`'s expiry heap. Stale items (the entry was
-/// removed, replaced or given new metadata) are recognised by their version and expiry and skipped.
-struct ExpiryItem: Comparable, Sendable {
-    var expires: Double
-    var slot: Int32
-    var version: UInt64
-
-    static func < (lhs: ExpiryItem, rhs: ExpiryItem) -> Bool { lhs.expires < rhs.expires }
-    static func == (lhs: ExpiryItem, rhs: ExpiryItem) -> Bool {
-        lhs.expires == rhs.expires && lhs.slot == rhs.slot && lhs.version == rhs.version
     }
 }
