@@ -1,3 +1,5 @@
+import ManagedCacheLocking
+
 /// One user's attachment to one handler: the handler lists it, and the manager's side table
 /// finds it by user, so re-managing a user detaches it from its old key without the user storing
 /// anything.
@@ -15,7 +17,14 @@ final class Attachment {
     /// every `manage`, so deliveries decided for an earlier one can be recognised and dropped.
     var key: ObjectKey
     var request: ObjectRequest
-    var attachment: UInt64
+    /// Set with `attach(_:)`, which publishes it.
+    private(set) var attachment: UInt64
+    /// `attachment` while this record is in the manager's table of users, 0 once it has left it:
+    /// a delivery decided for this record checks it to know whether it is still current, without
+    /// the manager's lock (`ObjectManager.deliverIfCurrent`). Written under the manager's lock, so
+    /// reading it is the same as reading the table at that moment. Why its own lock: checking every
+    /// callback under the manager's lock took a tenth of that lock's acquisitions (issue 20).
+    let currency: AttachmentCurrency
     /// Whether the loading buffer may cancel the load for this user (an `async` caller is not).
     var evictable: Bool
     /// Whether the handler of `key` lists it: false once its request ended in a failure or a
@@ -30,6 +39,18 @@ final class Attachment {
         self.request = request
         self.attachment = attachment
         self.evictable = evictable
+        currency = AttachmentCurrency(attachment)
+    }
+
+    /// Gives the record (in the table) a new attachment, for a new request of its user.
+    func attach(_ attachment: UInt64) {
+        self.attachment = attachment
+        currency.publish(attachment)
+    }
+
+    /// Marks the record as out of the table: deliveries decided for it are no longer current.
+    func retire() {
+        currency.publish(0)
     }
 
     /// Whether its user is alive.
@@ -37,6 +58,26 @@ final class Attachment {
 
     /// The link, while its user is alive.
     var user: (any UserLink)? { link.isAlive ? link : nil }
+}
+
+/// The attachment identifier a user's record holds in the manager's table (0: none), behind a
+/// lock of its own (see `Attachment.currency`).
+final class AttachmentCurrency: Sendable {
+    private let current: Lock<UInt64>
+
+    init(_ attachment: UInt64) {
+        current = Lock(attachment)
+    }
+
+    /// Sets the identifier (under the manager's lock).
+    func publish(_ attachment: UInt64) {
+        current.withLock { $0 = attachment }
+    }
+
+    /// Whether `attachment` is still the record's current one.
+    func isCurrent(_ attachment: UInt64) -> Bool {
+        current.withLock { $0 == attachment }
+    }
 }
 
 /// The users a handler serves, in the order they came; keeps each attachment's `isListed`.

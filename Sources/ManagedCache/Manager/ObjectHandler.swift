@@ -287,9 +287,8 @@ final class ObjectHandler {
         of event: UserEvent, fetch: UInt64? = nil, including: (Attachment) -> Bool = { _ in true }
     ) -> [PendingDelivery] {
         users.compactMap { slot in
-            guard including(slot), let user = slot.user else { return nil }
-            return PendingDelivery(
-                user: user, request: slot.request, key: key, attachment: slot.attachment, event: event, fetch: fetch)
+            guard including(slot), slot.isAlive else { return nil }
+            return PendingDelivery(to: slot, key: key, event: event, fetch: fetch)
         }
     }
 }

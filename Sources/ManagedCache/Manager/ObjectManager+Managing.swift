@@ -105,7 +105,7 @@ extension ObjectManager {
         _ cached: CachedObject, _ call: ManageCall, key: ObjectKey, policy: LoadPolicy, decoder: Decoder,
         identifier: String, link makeLink: @Sendable () -> any UserLink, deliverHit: (UserEvent, ObjectRequest) -> Void
     ) {
-        var (work, attachment, link) = state.withLock { state in
+        var (work, record) = state.withLock { state in
             state.statistics.requests += 1
             state.statistics.memoryHits += 1
             return _attachForHit(
@@ -116,9 +116,7 @@ extension ObjectManager {
             if !work.isEmpty { perform(work) }
             deliverHit(.ready(cached.object, .memory), call.request)
         } else {
-            work.deliveries.append(
-                PendingDelivery(
-                    user: link, request: call.request, key: key, attachment: attachment, event: .ready(cached.object, .memory)))
+            work.deliveries.append(PendingDelivery(to: record, key: key, event: .ready(cached.object, .memory)))
             perform(work)
         }
     }
@@ -141,8 +139,7 @@ extension ObjectManager {
             state.statistics.failures[.invalidRequest, default: 0] += 1
             work.deliveries.append(
                 PendingDelivery(
-                    user: makeLink(), request: call.request, key: key, attachment: 0,
-                    event: .failed(.invalidRequest(reason: reason))))
+                    unconditionallyTo: makeLink(), request: call.request, key: key, event: .failed(.invalidRequest(reason: reason))))
             return work
         }
         guard let work else { return true }
@@ -158,10 +155,10 @@ extension ObjectManager {
     ) -> PendingWork {
         state.statistics.requests += 1
         var work = PendingWork()
-        let (attachment, handler, user) = _attach(
+        let (record, handler) = _attach(
             call, link: makeLink, key: key, policy: policy, decoder: decoder,
             work: &work, in: &state)
-        let answer = Answer(user: user, request: call.request, key: key, attachment: attachment)
+        let answer = Answer(record: record, request: call.request, key: key)
         if let stale = staleHit ?? handler.staleReadyObject(policy: policy.freshness), !handler.phase.isBusy,
             _revalidate(stale, handler: handler, answer: answer, policy: policy, work: &work, in: &state)
         {
@@ -181,15 +178,14 @@ extension ObjectManager {
         return work
     }
 
-    /// Who a decision under the lock answers.
+    /// Who a decision under the lock answers: the user's record, as just attached for `request`.
     struct Answer {
-        let user: any UserLink
+        let record: Attachment
         let request: ObjectRequest
         let key: ObjectKey
-        let attachment: UInt64
 
         func delivery(_ event: UserEvent) -> PendingDelivery {
-            PendingDelivery(user: user, request: request, key: key, attachment: attachment, event: event)
+            PendingDelivery(to: record, key: key, event: event)
         }
     }
 
@@ -248,7 +244,7 @@ extension ObjectManager {
             state.statistics.failures[.recentlyFailed, default: 0] += 1
             work.deliveries.append(answer.delivery(.failed(.recentlyFailed(failure))))
             // That answers its request: it hears nothing of a later load of this key.
-            handler.users.removeAll { $0.attachment == answer.attachment }
+            handler.users.removeAll { $0 === answer.record }
             return nil
         }
         handler.request = answer.request
@@ -334,12 +330,13 @@ extension ObjectManager {
     // MARK: - Attaching users (under the lock)
 
     /// Attaches the user of `call` to the handler of `key` (creating it), detaching it from any
-    /// other key. Returns the new attachment's identifier, the handler and the user's link.
+    /// other key. Returns the user's record (with its new attachment identifier and its link) and
+    /// the handler.
     @discardableResult
     func _attach(
         _ call: ManageCall, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
         decoder: @autoclosure () -> AnyObjectDecoder, work: inout PendingWork, in state: inout ManagerState
-    ) -> (attachment: UInt64, handler: ObjectHandler, link: any UserLink) {
+    ) -> (record: Attachment, handler: ObjectHandler) {
         let request = call.request
         // The user's record from its last `manage`, reused. A record whose user is gone belonged
         // to a deallocated object that had the same address: replaced, it stays in its handler's
@@ -349,6 +346,7 @@ extension ObjectManager {
         if let existing = record {
             if !existing.isAlive {
                 state.sweep.replacedRecords += 1
+                existing.retire()
                 record = nil
             } else {
                 if existing.link.delivery != call.delivery || existing.link.wantsPreviews != call.wantsPreviews {
@@ -362,9 +360,9 @@ extension ObjectManager {
                         // identifier, so a callback decided for the previous request is dropped
                         // and not mistaken for it.
                         existing.request = request
-                        existing.attachment = state._makeIdentifier()
+                        existing.attach(state._makeIdentifier())
                         existing.evictable = policy.participatesInLoadingBuffer
-                        return (existing.attachment, handler, existing.link)
+                        return (existing, handler)
                     }
                     work.append(_detach(existing, in: &state))
                 }
@@ -384,26 +382,26 @@ extension ObjectManager {
         if let record {
             record.key = key
             record.request = request
-            record.attachment = attachment
+            record.attach(attachment)
             record.evictable = evictable
             handler.users.append(record)
-            return (attachment, handler, record.link)
+            return (record, handler)
         }
         let created = Attachment(link: makeLink(), key: key, request: request, attachment: attachment, evictable: evictable)
         state.attachments[call.userID] = created
         handler.users.append(created)
-        return (attachment, handler, created.link)
+        return (created, handler)
     }
 
     /// The memory-hit path: attaches the user to a handler holding the object. Returns the work
-    /// that detaching it from a previous key caused (usually none), and the attachment and link,
-    /// for a caller that cannot deliver the hit on its own thread.
+    /// that detaching it from a previous key caused (usually none), and the user's record, for a
+    /// caller that cannot deliver the hit on its own thread.
     func _attachForHit<Decoder: ObjectDecoding>(
         _ call: ManageCall, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
         cached: CachedObject, decoder: Decoder, identifier: String, in state: inout ManagerState
-    ) -> (work: PendingWork, attachment: UInt64, link: any UserLink) {
+    ) -> (work: PendingWork, record: Attachment) {
         var work = PendingWork()
-        let (attachment, handler, link) = _attach(
+        let (record, handler) = _attach(
             call, link: makeLink, key: key, policy: policy,
             decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state)
         if handler.phase.isBusy {
@@ -411,17 +409,18 @@ extension ObjectManager {
             // user started loading the key again. The hit answers this user's request; listed on
             // the load, it would also hear that load's failure or cancellation (a second final
             // callback), and would keep a load it does not need in the loading buffer.
-            handler.users.removeAll { $0.attachment == attachment }
+            handler.users.removeAll { $0 === record }
         } else {
             handler.becomeReady(fromMemory: cached)
         }
-        return (work, attachment, link)
+        return (work, record)
     }
 
     /// Detaches the user `userID` from whatever it was managed for (and forgets its record),
     /// cancelling that load if nobody else wants it.
     func _detach(userID: ObjectIdentifier, in state: inout ManagerState) -> PendingWork {
         guard let record = state.attachments.removeValue(forKey: userID) else { return PendingWork() }
+        record.retire()
         return _detach(record, in: &state)
     }
 
@@ -488,18 +487,19 @@ extension ObjectManager {
     }
 
     /// Calls the user unless it has been released, re-managed or unmanaged since the delivery
-    /// was decided.
+    /// was decided. Only progress and previews take the manager's lock, to check the load; the
+    /// rest check the user's record alone (`Attachment.currency`).
     private func deliverIfCurrent(_ delivery: PendingDelivery) {
-        if delivery.attachment != 0 {
-            let current = state.withLock { state in
-                guard state.attachments[delivery.user.userID]?.attachment == delivery.attachment
-                else { return false }
+        if let currency = delivery.currency {
+            guard currency.isCurrent(delivery.attachment) else { return }
+            if let fetch = delivery.fetch {
                 // Progress decided before a cancellation, failure or success that got here first is stale.
-                guard let fetch = delivery.fetch else { return true }
-                guard case .loading(fetch)? = state.handlers[delivery.key]?.phase else { return false }
-                return true
+                let loading = state.withLock { state in
+                    guard case .loading(fetch)? = state.handlers[delivery.key]?.phase else { return false }
+                    return true
+                }
+                guard loading else { return }
             }
-            guard current else { return }
         }
         delivery.user.deliver(delivery.event, request: delivery.request)
     }

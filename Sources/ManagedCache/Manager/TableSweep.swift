@@ -100,7 +100,10 @@ extension ManagerState {
         }
         while examined < budget, let identifier = sweep.nextAttachment() {
             examined += 1
-            if let record = attachments[identifier], !record.isAlive { attachments.removeValue(forKey: identifier) }
+            if let record = attachments[identifier], !record.isAlive {
+                attachments.removeValue(forKey: identifier)
+                record.retire()
+            }
         }
         if sweep.hasExaminedAll { sweep.end(handlers: handlers.count, attachments: attachments.count) }
         return released

@@ -19,10 +19,36 @@ struct PendingDelivery: Sendable {
     let key: ObjectKey
     /// The attachment the callback is for; a user re-managed since then no longer matches.
     let attachment: UInt64
+    /// Where the attachment of the user's record is published (`nil` with `attachment` 0: a
+    /// delivery made whatever happens meanwhile).
+    let currency: AttachmentCurrency?
     let event: UserEvent
     /// For progress and previews: the fetch it reports on. It is dropped unless the handler is still loading
     /// that fetch when it is made, so no progress follows a user's final callback.
     var fetch: UInt64?
+
+    /// A delivery to the user of `record`, for the request and attachment it holds now (under
+    /// the manager's lock): dropped if the user is re-managed or unmanaged before it is made.
+    init(to record: Attachment, key: ObjectKey, event: UserEvent, fetch: UInt64? = nil) {
+        user = record.link
+        request = record.request
+        self.key = key
+        attachment = record.attachment
+        currency = record.currency
+        self.event = event
+        self.fetch = fetch
+    }
+
+    /// A delivery made whatever happens to the user meanwhile (a request refused before any
+    /// attachment).
+    init(unconditionallyTo user: any UserLink, request: ObjectRequest, key: ObjectKey, event: UserEvent) {
+        self.user = user
+        self.request = request
+        self.key = key
+        attachment = 0
+        currency = nil
+        self.event = event
+    }
 }
 
 extension ManagedObjectUser {

@@ -75,4 +75,34 @@ import Testing
         #expect(users[0].object?.text == "hit")
         #expect(users[1].object?.text == "miss")
     }
+
+    /// A callback queued on the main queue is checked when it runs, not when it was decided: a
+    /// user unmanaged or managed again meanwhile is not called with it (issue 20 moved this check
+    /// off the manager's lock, to the user's record).
+    @Test func aQueuedCallbackOfAnUnmanagedOrReManagedUserIsDropped() async throws {
+        let manager = try await makeManager()
+        let unmanaged = RecordingUser(request("hit"), decoder: BlobDecoder(), delivery: .mainQueue)
+        let reManaged = RecordingUser(request("hit"), decoder: BlobDecoder(), delivery: .mainQueue)
+        let kept = RecordingUser(request("hit"), decoder: BlobDecoder(), delivery: .mainQueue)
+        // Hold the main queue, so the three memory hits wait on it while the users change.
+        let mainHeld = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        DispatchQueue.main.async {
+            mainHeld.signal()
+            _ = release.wait(timeout: .now() + 20)
+        }
+        #expect(mainHeld.wait(timeout: .now() + 20) == .success)
+        onManagingThread {
+            for user in [unmanaged, reManaged, kept] { manager.manage(user) }
+            manager.unmanage(unmanaged)
+            reManaged.setRequest(request("miss"))
+            manager.manage(reManaged)
+        }
+        release.signal()
+        #expect(await waitUntil { kept.objects.count == 1 && reManaged.objects.count == 1 })
+        await MainActor.run {}  // the main queue has run everything queued before this
+        #expect(unmanaged.finalCallbackCount == 0)
+        #expect(reManaged.objects.map(\.text) == ["miss"])
+        #expect(kept.origins == [.memory])
+    }
 }
