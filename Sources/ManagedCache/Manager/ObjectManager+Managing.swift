@@ -369,7 +369,7 @@ extension ObjectManager {
                 // Not listed: its last request ended in a failure or a cancellation, which detached it.
             }
         }
-        work.released += state._sweepIfNeeded()  // before the handler lookup: a sweep may drop handlers (see `TableSweep`)
+        work.retired += state._sweepIfNeeded()  // before the handler lookup: a sweep may drop handlers (see `TableSweep`)
         let handler: ObjectHandler
         if let existing = state.handlers[key] {
             handler = existing

@@ -73,9 +73,10 @@ struct TableSweep {
 
 extension ManagerState {
     /// Begins a sweep when one is due, and examines up to `TableSweep.budget` entries of the sweep
-    /// under way. Called whenever a user is attached anew (see `TableSweep`). Returns the objects
-    /// of the handlers it dropped, to release once the lock is (`PendingWork.released`).
-    mutating func _sweepIfNeeded() -> [any Sendable] {
+    /// under way. Called whenever a user is attached anew (see `TableSweep`). Returns the handlers
+    /// and records it took out of the tables, to deallocate once the lock is released
+    /// (`PendingWork.retired`).
+    mutating func _sweepIfNeeded() -> [AnyObject] {
         if !sweep.isSweeping {
             guard sweep.isDue(handlers: handlers.count, attachments: attachments.count) else { return [] }
             sweep.begin(handlers: Array(handlers.keys), attachments: Array(attachments.keys))
@@ -84,9 +85,9 @@ extension ManagerState {
     }
 
     /// Examines up to `budget` entries of the sweep under way: handlers first, then attachments.
-    /// Returns the objects of the handlers it dropped.
-    mutating func _sweepStep(budget: Int) -> [any Sendable] {
-        var released: [any Sendable] = []
+    /// Returns the handlers and records it took out.
+    mutating func _sweepStep(budget: Int) -> [AnyObject] {
+        var retired: [AnyObject] = []
         var examined = 0
         while examined < budget, let key = sweep.nextHandler() {
             examined += 1
@@ -95,7 +96,7 @@ extension ManagerState {
                 handler.compactUsers()
             } else {
                 handlers.removeValue(forKey: key)
-                handler.releaseHeldObjects(into: &released)
+                retired.append(handler)
             }
         }
         while examined < budget, let identifier = sweep.nextAttachment() {
@@ -103,9 +104,10 @@ extension ManagerState {
             if let record = attachments[identifier], !record.isAlive {
                 attachments.removeValue(forKey: identifier)
                 record.retire()
+                retired.append(record)
             }
         }
         if sweep.hasExaminedAll { sweep.end(handlers: handlers.count, attachments: attachments.count) }
-        return released
+        return retired
     }
 }

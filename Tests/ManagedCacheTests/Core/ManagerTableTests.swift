@@ -107,6 +107,33 @@ import Testing
         #expect(await waitUntil { freed.withLock { $0.count } == 1 })
         #expect(freed.withLock { $0.underLock } == false)
     }
+
+    /// The object only a handler held is freed after the manager's lock when a sweep drops the
+    /// handler too (its user went away without `unmanage`): the sweep hands the handler itself
+    /// over (`PendingWork.retired`, issue 20), and its object goes with it.
+    @Test func aHandlerASweepDropsIsFreedAfterTheLock() async {
+        let loader = ScriptedDataLoader()
+        loader.script("probe", .body(Data("p".utf8)))
+        let manager = makeScriptedManager(loader: loader) { $0.policy.cacheInMemory = false }
+        let freed = Lock<(count: Int, underLock: Bool)>((0, false))
+        do {
+            // Gone without `unmanage` at the end of this scope: its handler keeps the object until a sweep.
+            let user = ForgetfulUser(request: request("probe"), decoder: LockProbeDecoder(manager: manager, freed: freed))
+            manager.manage(user)
+            #expect(await waitUntil { user.readyCount == 1 })
+        }
+        #expect(freed.withLock { $0.count } == 0)
+        // Other users attach until a sweep has examined (and dropped) the probe's handler.
+        let decoder = BlobDecoder()
+        var others: [RecordingUser<BlobDecoder>] = []
+        for index in 0..<(4 * TableSweep.floor) where freed.withLock({ $0.count }) == 0 {
+            others.append(RecordingUser(request("other/\(index)"), decoder: decoder))
+            manager.manage(others[index])
+        }
+        #expect(await waitUntil { freed.withLock { $0.count } == 1 })
+        #expect(freed.withLock { $0.underLock } == false)
+        #expect(manager.state.withLock { $0.handlers[ObjectKey(dataKey: request("probe").dataKey, variant: "test.lock-probe")] } == nil)
+    }
 }
 
 /// An object that checks, when it is freed, whether the manager's lock is held: another thread
