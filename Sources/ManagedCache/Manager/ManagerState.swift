@@ -36,7 +36,13 @@ struct ManagerState {
 }
 
 /// One download per data key, shared by every handler (decoder) of that key and by prefetches.
-struct FetchRecord {
+///
+/// A class, changed in place in `ManagerState.fetches` under the manager's lock: as a struct,
+/// each change was a copy out of the table (retaining every field), a copy of the subscriber set
+/// (shared with the table's copy, so not uniquely referenced) and a store back, in sections as
+/// hot as starting a load and cancelling the one it pushes out of the loading buffer (issue 20).
+/// Not `Sendable`: it lives in `ManagerState`.
+final class FetchRecord {
     let identifier: UInt64
     let dataKey: String
     let request: ObjectRequest
@@ -56,6 +62,19 @@ struct FetchRecord {
     /// Guards the download's commit to the file cache: an object stored over the data key closes
     /// it (issue 18.1).
     let writeGate = WriteGate()
+
+    init(
+        identifier: UInt64, dataKey: String, request: ObjectRequest, policy: LoadPolicy, inPrefetchLane: Bool,
+        task: FetchTaskSlot, priority: LoadPriorityCell
+    ) {
+        self.identifier = identifier
+        self.dataKey = dataKey
+        self.request = request
+        self.policy = policy
+        self.inPrefetchLane = inPrefetchLane
+        self.task = task
+        self.priority = priority
+    }
 
     var isWanted: Bool { !subscribers.isEmpty || prefetchHolds > 0 }
 }

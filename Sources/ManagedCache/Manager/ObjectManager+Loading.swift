@@ -8,9 +8,8 @@ extension ObjectManager {
     func _startLoading(_ key: ObjectKey, evictable: Bool, in state: inout ManagerState) -> PendingWork {
         guard let handler = state.handlers[key] else { return PendingWork() }
         var work = PendingWork()
-        if var fetch = state.fetches[key.dataKey] {
+        if let fetch = state.fetches[key.dataKey] {
             fetch.subscribers.insert(key)
-            state.fetches[key.dataKey] = fetch
             state.statistics.coalescedJoins += 1
             handler.startLoading(fetch: fetch.identifier)
             state.handlers[key] = handler
@@ -57,7 +56,7 @@ extension ObjectManager {
         let identifier = state._makeIdentifier()
         if !inPrefetchLane { _cancelPreloads(in: &state) }
         let priorityCell = LoadPriorityCell(priority)
-        var fetch = FetchRecord(
+        let fetch = FetchRecord(
             identifier: identifier, dataKey: dataKey, request: request, policy: policy,
             inPrefetchLane: inPrefetchLane, task: FetchTaskSlot(), priority: priorityCell)
         if let subscriber {
@@ -108,9 +107,8 @@ extension ObjectManager {
     /// A fetch running in the prefetch lane that a user now waits for leaves the lane (freeing a
     /// prefetch slot) and becomes an ordinary load.
     func _promoteFetchFromPrefetchLane(dataKey: String, fetch identifier: UInt64, work: inout PendingWork, in state: inout ManagerState) {
-        guard var fetch = state.fetches[dataKey], fetch.identifier == identifier, fetch.inPrefetchLane else { return }
+        guard let fetch = state.fetches[dataKey], fetch.identifier == identifier, fetch.inPrefetchLane else { return }
         fetch.inPrefetchLane = false
-        state.fetches[dataKey] = fetch
         state.runningPrefetches -= 1
         work.append(_startQueuedPrefetches(in: &state))
     }
@@ -155,10 +153,9 @@ extension ObjectManager {
         state.loadingBuffer.remove(key)
         state.statistics.loadsCancelled += 1
         if reason == .loadingBufferOverflow { state.statistics.loadsCancelledByBuffer += 1 }
-        if var fetch = state.fetches[key.dataKey] {
+        if let fetch = state.fetches[key.dataKey] {
             fetch.subscribers.remove(key)
             if fetch.isWanted {
-                state.fetches[key.dataKey] = fetch
                 _refreshPriority(dataKey: key.dataKey, in: &state)
             } else {
                 work.cancel(fetch.task)
@@ -210,9 +207,8 @@ extension ObjectManager {
     private func fetchProgressed(dataKey: String, fetch identifier: UInt64, progress: LoadProgress, newBytes: Int) {
         transferCounters.withLock { $0.bytesDownloaded += newBytes }
         let work = state.withLock { state -> PendingWork in
-            guard var fetch = state.fetches[dataKey], fetch.identifier == identifier else { return PendingWork() }
+            guard let fetch = state.fetches[dataKey], fetch.identifier == identifier else { return PendingWork() }
             fetch.progress = progress
-            state.fetches[dataKey] = fetch
             var work = PendingWork()
             for key in fetch.subscribers {
                 work.append(_cancelIfAbandoned(key, in: &state))

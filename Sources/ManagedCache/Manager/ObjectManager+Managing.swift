@@ -302,9 +302,8 @@ extension ObjectManager {
             return PendingWork()
         }
         let fetchID: UInt64
-        if var fetch = state.fetches[key.dataKey] {
+        if let fetch = state.fetches[key.dataKey] {
             fetch.subscribers.insert(key)
-            state.fetches[key.dataKey] = fetch
             fetchID = fetch.identifier
         } else {
             fetchID = _createFetch(

@@ -71,10 +71,9 @@ extension ObjectManager {
                 work.append(_cancelHandler(key, reason: .caller, in: &state))
             }
         }
-        for (dataKey, var fetch) in state.fetches where fetch.prefetchHolds > 0 && matches(dataKey) {
+        for (dataKey, fetch) in state.fetches where fetch.prefetchHolds > 0 && matches(dataKey) {
             fetch.prefetchHolds = 0
             if fetch.isWanted {
-                state.fetches[dataKey] = fetch
                 _refreshPriority(dataKey: dataKey, in: &state)
             } else {
                 work.cancel(fetch.task)
@@ -119,9 +118,8 @@ extension ObjectManager {
             _refreshPriority(dataKey: dataKey, in: &state)
             return true
         }
-        guard var fetch = state.fetches[dataKey], fetch.prefetchHolds > 0 else { return false }
+        guard let fetch = state.fetches[dataKey], fetch.prefetchHolds > 0 else { return false }
         fetch.prefetchPriority = priority
-        state.fetches[dataKey] = fetch
         _refreshPriority(dataKey: dataKey, in: &state)
         return true
     }
@@ -133,10 +131,9 @@ extension ObjectManager {
             let dataKey = item.request.dataKey
             let policy = configuration.policy.applying(item.request.policy)
             guard let decoder = item.decoder else {
-                if var fetch = state.fetches[dataKey] {
+                if let fetch = state.fetches[dataKey] {
                     fetch.prefetchHolds += 1
                     fetch.prefetchPriority = max(fetch.prefetchPriority, item.priority)
-                    state.fetches[dataKey] = fetch
                     _refreshPriority(dataKey: dataKey, in: &state)
                 } else {
                     _ = _createFetch(
@@ -157,9 +154,8 @@ extension ObjectManager {
                 handler.policy = policy
                 let fetchID: UInt64
                 state.handlers[key] = handler
-                if var fetch = state.fetches[dataKey] {
+                if let fetch = state.fetches[dataKey] {
                     fetch.subscribers.insert(key)
-                    state.fetches[dataKey] = fetch
                     fetchID = fetch.identifier
                 } else {
                     fetchID = _createFetch(

@@ -314,10 +314,9 @@ extension ObjectManager {
     private func _leaveFetch(
         _ key: ObjectKey, fetch identifier: UInt64, closing: Bool, work: inout PendingWork, in state: inout ManagerState
     ) -> [WriteGate] {
-        guard var fetch = state.fetches[key.dataKey], fetch.identifier == identifier else { return [] }
+        guard let fetch = state.fetches[key.dataKey], fetch.identifier == identifier else { return [] }
         fetch.subscribers.remove(key)
         if fetch.isWanted {
-            state.fetches[key.dataKey] = fetch
             _refreshPriority(dataKey: key.dataKey, in: &state)
             guard closing else { return [] }
         } else {
