@@ -222,17 +222,14 @@ public final class ObjectManager: Sendable {
     public func removeAllObjects() {
         memoryCache.removeAll()
         undecodedData.removeAll()
-        // The objects only the dropped handlers held are freed after the lock.
-        let released = state.withLock { state -> [any Sendable] in
-            var released: [any Sendable] = []
-            state.handlers = state.handlers.filter { _, handler in
-                let keep = handler.phase.isBusy || handler.hasLiveUsers
-                if !keep { handler.releaseHeldObjects(into: &released) }
-                return keep
-            }
-            return released
+        // The dropped handlers, and the objects only they held, are freed after the lock: the
+        // table as it was is handed out of it.
+        let previous = state.withLock { state -> [ObjectKey: ObjectHandler] in
+            let previous = state.handlers
+            state.handlers = previous.filter { _, handler in handler.phase.isBusy || handler.hasLiveUsers }
+            return previous
         }
-        withExtendedLifetime(released) {}
+        withExtendedLifetime(previous) {}
     }
 
     /// Empties the memory cache and the file cache: HJCache's `emptyCache`.

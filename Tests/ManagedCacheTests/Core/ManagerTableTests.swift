@@ -134,6 +134,25 @@ import Testing
         #expect(freed.withLock { $0.underLock } == false)
         #expect(manager.state.withLock { $0.handlers[ObjectKey(dataKey: request("probe").dataKey, variant: "test.lock-probe")] } == nil)
     }
+
+    /// Memory pressure drops the handlers nobody uses; the objects only they held are freed after
+    /// the manager's lock.
+    @Test func anObjectMemoryPressureDropsIsFreedAfterTheLock() async {
+        let loader = ScriptedDataLoader()
+        loader.script("probe", .body(Data("p".utf8)))
+        let manager = makeScriptedManager(loader: loader) { $0.policy.cacheInMemory = false }
+        let freed = Lock<(count: Int, underLock: Bool)>((0, false))
+        do {
+            // Gone without `unmanage` at the end of this scope: its handler keeps the object.
+            let user = ForgetfulUser(request: request("probe"), decoder: LockProbeDecoder(manager: manager, freed: freed))
+            manager.manage(user)
+            #expect(await waitUntil { user.readyCount == 1 })
+        }
+        #expect(freed.withLock { $0.count } == 0)
+        manager.handleMemoryPressure()
+        #expect(await waitUntil { freed.withLock { $0.count } == 1 })
+        #expect(freed.withLock { $0.underLock } == false)
+    }
 }
 
 /// An object that checks, when it is freed, whether the manager's lock is held: another thread
