@@ -1,6 +1,10 @@
 import Foundation
 import LoopbackServer
 
+#if MANAGEDCACHE_LOCK_PROFILE
+import ManagedCache
+#endif
+
 /// Runs the selected scenarios in order and prints the machine, the loopback server's ceiling and
 /// the one results table.
 struct BenchmarkRunner {
@@ -50,6 +54,12 @@ struct BenchmarkRunner {
         print("")
         print(table.rendered())
         print("")
+        #if MANAGEDCACHE_LOCK_PROFILE
+        print("The managers' lock, by call site (a `-DMANAGEDCACHE_LOCK_PROFILE` build):")
+        print("")
+        print(ManagerLockProfile.report())
+        print("")
+        #endif
         print("total time: \(Format.seconds(Stopwatch.seconds(since: start)))")
         return failed ? 1 : 0
     }
