@@ -12,7 +12,6 @@ extension ObjectManager {
             fetch.subscribers.insert(key)
             state.statistics.coalescedJoins += 1
             handler.startLoading(fetch: fetch.identifier)
-            state.handlers[key] = handler
             // After the handler is loading: promoting the fetch frees a prefetch slot, and a
             // prefetch of this very key started from it must find the handler busy, not new.
             if evictable {
@@ -24,7 +23,6 @@ extension ObjectManager {
                 subscriber: key, inPrefetchLane: false, priority: handler.effectivePriority,
                 validators: handler.staleObject?.freshness, in: &state)
             handler.startLoading(fetch: fetchID)
-            state.handlers[key] = handler
         }
         if evictable {
             work.append(_pushToLoadingBuffer(key, in: &state))
@@ -149,7 +147,6 @@ extension ObjectManager {
         var work = PendingWork()
         handler.cancel()
         handler.compactUsers()
-        state.handlers[key] = handler
         state.loadingBuffer.remove(key)
         state.statistics.loadsCancelled += 1
         if reason == .loadingBufferOverflow { state.statistics.loadsCancelledByBuffer += 1 }
@@ -168,7 +165,7 @@ extension ObjectManager {
         }
         work.deliveries += handler.deliveries(of: .failed(.cancelled(reason)))
         // Their requests are over: a restart of this key by anyone else is not theirs to hear.
-        state.handlers[key]?.users.removeAll()
+        handler.users.removeAll()
         return work
     }
 
@@ -346,7 +343,6 @@ extension ObjectManager {
                 handler.finishDecoding(
                     object: object, origin: job.origin, freshness: job.freshness,
                     cost: handler.decoder.cost(of: object, byteCount: job.data.byteCount))
-                state.handlers[job.key] = handler
                 if handler.policy.cacheInMemory {
                     work.released += memoryCache.setValue(
                         CachedObject(object: object, freshness: job.freshness, cost: handler.objectCost),
