@@ -159,6 +159,12 @@ public final class ObjectManager: Sendable {
     }
 
     /// The counters since creation or the last `resetStatistics()`.
+    ///
+    /// The counters that loads bump from their own threads (``ManagerStatistics/networkRequests``,
+    /// ``ManagerStatistics/revalidations``, ``ManagerStatistics/bytesDownloaded``,
+    /// ``ManagerStatistics/fileCacheErrors``) are kept apart from the rest, so that counting them
+    /// never holds up `manage`, and read a moment after them: while loads run, the two halves of
+    /// one snapshot may be a few events apart.
     public var statistics: ManagerStatistics {
         var statistics = state.withLock { $0.statistics }
         transferCounters.withLock { $0.add(to: &statistics) }
