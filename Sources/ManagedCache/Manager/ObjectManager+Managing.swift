@@ -158,7 +158,7 @@ extension ObjectManager {
         let (record, handler) = _attach(
             call, link: makeLink, key: key, policy: policy, decoder: decoder,
             work: &work, in: &state)
-        let answer = Answer(record: record, request: call.request, key: key)
+        let answer = Answer(record: record, key: key)
         if let stale = staleHit ?? handler.staleReadyObject(policy: policy.freshness), !handler.phase.isBusy,
             _revalidate(stale, handler: handler, answer: answer, policy: policy, work: &work, in: &state)
         {
@@ -178,11 +178,13 @@ extension ObjectManager {
         return work
     }
 
-    /// Who a decision under the lock answers: the user's record, as just attached for `request`.
+    /// Who a decision under the lock answers: the user's record, as just attached for its request.
     struct Answer {
         let record: Attachment
-        let request: ObjectRequest
         let key: ObjectKey
+
+        /// The request the user is managed with now.
+        var request: ObjectRequest { record.request }
 
         func delivery(_ event: UserEvent) -> PendingDelivery {
             PendingDelivery(to: record, key: key, event: event)

@@ -112,17 +112,7 @@ import Testing
     /// handler too (its user went away without `unmanage`): the sweep hands the handler itself
     /// over (`PendingWork.retired`, issue 20), and its object goes with it.
     @Test func aHandlerASweepDropsIsFreedAfterTheLock() async {
-        let loader = ScriptedDataLoader()
-        loader.script("probe", .body(Data("p".utf8)))
-        let manager = makeScriptedManager(loader: loader) { $0.policy.cacheInMemory = false }
-        let freed = Lock<(count: Int, underLock: Bool)>((0, false))
-        do {
-            // Gone without `unmanage` at the end of this scope: its handler keeps the object until a sweep.
-            let user = ForgetfulUser(request: request("probe"), decoder: LockProbeDecoder(manager: manager, freed: freed))
-            manager.manage(user)
-            #expect(await waitUntil { user.readyCount == 1 })
-        }
-        #expect(freed.withLock { $0.count } == 0)
+        let (manager, freed) = await managerHoldingAProbeNobodyUses()
         // Other users attach until a sweep has examined (and dropped) the probe's handler.
         let decoder = BlobDecoder()
         var others: [RecordingUser<BlobDecoder>] = []
@@ -138,6 +128,16 @@ import Testing
     /// Memory pressure drops the handlers nobody uses; the objects only they held are freed after
     /// the manager's lock.
     @Test func anObjectMemoryPressureDropsIsFreedAfterTheLock() async {
+        let (manager, freed) = await managerHoldingAProbeNobodyUses()
+        manager.handleMemoryPressure()
+        #expect(await waitUntil { freed.withLock { $0.count } == 1 })
+        #expect(freed.withLock { $0.underLock } == false)
+    }
+
+    /// A manager (no memory cache) whose handler of "probe" holds a `LockProbe` that only it
+    /// holds: its user loaded it and went away without `unmanage`. Returns the probe's record of
+    /// being freed, not freed yet.
+    private func managerHoldingAProbeNobodyUses() async -> (ObjectManager, Lock<(count: Int, underLock: Bool)>) {
         let loader = ScriptedDataLoader()
         loader.script("probe", .body(Data("p".utf8)))
         let manager = makeScriptedManager(loader: loader) { $0.policy.cacheInMemory = false }
@@ -149,9 +149,7 @@ import Testing
             #expect(await waitUntil { user.readyCount == 1 })
         }
         #expect(freed.withLock { $0.count } == 0)
-        manager.handleMemoryPressure()
-        #expect(await waitUntil { freed.withLock { $0.count } == 1 })
-        #expect(freed.withLock { $0.underLock } == false)
+        return (manager, freed)
     }
 }
 
