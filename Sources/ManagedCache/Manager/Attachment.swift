@@ -55,9 +55,6 @@ final class Attachment {
 
     /// Whether its user is alive.
     var isAlive: Bool { link.isAlive }
-
-    /// The link, while its user is alive.
-    var user: (any UserLink)? { link.isAlive ? link : nil }
 }
 
 /// The attachment identifier a user's record holds in the manager's table (0: none), behind a
