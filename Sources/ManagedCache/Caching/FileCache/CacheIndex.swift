@@ -25,16 +25,27 @@ struct CacheIndex: Sendable {
     /// Per slot, the entry's location once it was looked up (see `EntryLocation`).
     private var locations: [Int32: EntryLocation] = [:]
     let maximumAge: Double?
+    /// Every key inserted since the filter was last rebuilt (see `MissShortcut`). Shared with
+    /// lookups that do not take the mutex; kept by `removeAll`, so it only ever grows between
+    /// rebuilds.
+    let presence: KeyPresenceFilter
 
-    init(bucketCount: Int, maximumAge: TimeInterval?) {
+    init(bucketCount: Int, maximumAge: TimeInterval?, presence: KeyPresenceFilter = KeyPresenceFilter()) {
         buckets = Array(repeating: BucketList(), count: bucketCount)
         self.maximumAge = maximumAge
+        self.presence = presence
     }
 
     /// Prepares for `capacity` entries (at open, from the journal's size).
     mutating func reserve(_ capacity: Int) {
         slots.reserveCapacity(capacity)
         positions.reserveCapacity(capacity)
+        presence.reserve(keys: capacity)
+    }
+
+    /// The keys of the live entries, in slot order.
+    var liveKeys: some Sequence<String> {
+        slots.lazy.filter(\.live).map(\.record.key)
     }
 
     subscript(_ slot: Int32) -> IndexSlot { slots[Int(slot)] }
@@ -75,6 +86,7 @@ struct CacheIndex: Sendable {
             replaced = remove(previous, keepingPosition: true)
         }
         linkNewest(slot)
+        presence.add(record.key)
         count += 1
         totalBytes += record.size
         recordBytes += size
@@ -230,7 +242,7 @@ struct CacheIndex: Sendable {
 
     /// Forgets every entry.
     mutating func removeAll() {
-        self = CacheIndex(bucketCount: buckets.count, maximumAge: maximumAge)
+        self = CacheIndex(bucketCount: buckets.count, maximumAge: maximumAge, presence: presence)
     }
 
     private mutating func rebuildExpiries() {

@@ -37,6 +37,8 @@ final class CacheStore: Sendable {
     /// For the tests: runs inside `commit`, after the rename into `ready/` and before the record
     /// is journaled (what a reconciliation or `removeAll` must not get wrong).
     let betweenRenameAndRecord = Lock<(@Sendable () -> Void)?>(nil)
+    /// Misses answered without `state`'s mutex (see `MissShortcut`), published by `attempt`.
+    let missShortcut = MissShortcut()
 
     /// Opens (creating if needed) the cache in `directory`.
     init(
@@ -85,6 +87,8 @@ final class CacheStore: Sendable {
         let (attempt, files, trees) = state.withLock { state -> (Attempt<T>, [String], [String]) in
             if let opening = state.opening { return (.opening(opening), [], []) }
             let result = Result<T, FileCacheError> { () throws(FileCacheError) -> T in try body(&state) }
+            if state.opening == nil, !state.degraded { state._rebuildPresenceFilterIfNeeded() }
+            missShortcut.publish(state.missShortcutPublication)
             let files = state.pendingUnlinks
             let trees = state.pendingTreeRemovals
             state.pendingUnlinks.removeAll()
@@ -125,12 +129,18 @@ final class CacheStore: Sendable {
 
     /// Marks the cache as needing recovery before its next operation.
     func noteDiskTrouble() {
-        state.withLock { $0.degraded = true }
+        state.withLock { state in
+            state.degraded = true
+            missShortcut.publish(nil)
+        }
     }
 
     // MARK: Operations
 
     func entry(forKey key: String) -> FileCacheEntry? {
+        // Most lookups inside `ObjectManager.manage` are of new URLs: answer those misses without
+        // waiting for the mutex, which writers hold across journal appends (issue 20).
+        if missShortcut.isSurelyAbsent(key, journalPath: layout.journal) { return nil }
         let now = self.now
         while true {
             switch attempt({ state throws(FileCacheError) in state._lookup(key, now: now) }) {

@@ -23,8 +23,8 @@ struct JournalFile {
     }
 
     private(set) var descriptor: Int32
-    private var device: UInt64
-    private var inode: UInt64
+    private(set) var device: UInt64
+    private(set) var inode: UInt64
     /// Everything before this offset has been applied to the in-memory index.
     private(set) var appliedOffset = 0
 

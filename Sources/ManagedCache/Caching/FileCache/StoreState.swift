@@ -60,6 +60,21 @@ struct StoreState {
     /// Verifications noted before the replay finished: remembered once it has.
     var earlyVerifications: [(key: String, version: UInt64, stamp: FileStamp)] = []
 
+    /// What lookups may answer a miss from without the mutex (`MissShortcut`): nothing while the
+    /// cache is opening, in trouble or without its journal.
+    var missShortcutPublication: MissShortcut.Publication? {
+        guard opening == nil, !degraded, let journal else { return nil }
+        return MissShortcut.Publication(
+            filter: index.presence, device: journal.device, inode: journal.inode, journalSize: journal.appliedOffset)
+    }
+
+    /// Rebuilds the index's presence filter when stale bits have piled up in it. Called between
+    /// operations, when the index is complete.
+    mutating func _rebuildPresenceFilterIfNeeded() {
+        guard index.presence.needsRebuild else { return }
+        index.presence.rebuild(from: index.liveKeys, count: index.count)
+    }
+
     init(layout: CacheLayout, limits: CacheLimits) {
         self.layout = layout
         self.limits = limits
