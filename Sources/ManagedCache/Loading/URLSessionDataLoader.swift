@@ -214,12 +214,32 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         #if canImport(Darwin)
         task.cancel()
         #else
+        // Batched: the cancellation that finds the list empty queues one drain on the delegate
+        // queue, and those that come before the drain runs only join the list. A fast scroll
+        // cancels a load per cell; one operation each would take `OperationQueue`'s lock and wake
+        // its thread from inside `manage` every time (issue 20: the lock's holders are the queue's
+        // busy delivering threads). The drain takes the list whole, so a task added after that
+        // finds the list empty and queues the next drain: none is left behind.
+        let queuesDrain = cancellationsToSend.withLock { waiting in
+            waiting.append(task)
+            return waiting.count == 1
+        }
+        guard queuesDrain else { return }
         // Not held back by the queue's back-pressure: a cancellation only ever shortens the work.
-        queue.addOperationWithoutWaiting { [self] in cancelOnDelegateQueue(task) }
+        queue.addOperationWithoutWaiting { [self] in
+            let tasks = cancellationsToSend.withLock { waiting in
+                defer { waiting.removeAll() }
+                return waiting
+            }
+            for task in tasks { cancelOnDelegateQueue(task) }
+        }
         #endif
     }
 
     #if !canImport(Darwin)
+    /// Tasks `cancel(_:)` was asked to cancel, waiting for the drain it queued on the delegate queue.
+    private let cancellationsToSend = Lock<[URLSessionTask]>([])
+
     /// Cancels `task` unless the session has delivered its end already. Runs on the delegate
     /// queue only, never while the session delivers the task's end.
     ///
