@@ -72,15 +72,18 @@ extension ObjectManager {
         }
         // 2. A request nothing can load fails at once.
         guard requestIsLoadable(call, key: key, link: makeLink) else { return }
-        // 3. Under the lock: attach the user, then share, join, revalidate, answer from the
+        // 3. Whether the file cache certainly lacks the bytes, asked before the lock: then a start
+        //    needs no lookup after it, and no second acquisition of the lock to start the load.
+        let knownFileMiss = isKnownFileCacheMiss(call, key: key, policy: policy, storesVariant: decoder.storesVariant)
+        // 4. Under the lock: attach the user, then share, join, revalidate, answer from the
         //    failure memory, or start (from the file cache or the network).
         var fileLookup: FileLookup?
         let work = state.withLock { state in
             _attachAndDecide(
                 call, key: key, policy: policy, decoder: AnyObjectDecoder(decoder, identifier: identifier),
-                stale: cached, link: makeLink, fileLookup: &fileLookup, in: &state)
+                stale: cached, link: makeLink, knownFileMiss: knownFileMiss, fileLookup: &fileLookup, in: &state)
         }
-        // 4. Deliver what was decided; then read the file cache when that is the next step.
+        // 5. Deliver what was decided; then read the file cache when that is the next step.
         perform(work, synchronousUser: call.userID)
         if let fileLookup { readFileCache(fileLookup, key: key, synchronousUser: call.userID) }
     }
@@ -147,11 +150,24 @@ extension ObjectManager {
         return false
     }
 
-    /// Step 3, under the lock: attaches the user to the key's handler and decides by the handler's
-    /// phase. Sets `fileLookup` when the file cache is read next.
+    /// Step 3: whether a start of this call would look in the file cache on this thread, and the
+    /// cache (a `FileCache` or a `BigFileCache`) certainly has no entry for its bytes. Only then is
+    /// the question worth its cost (a `stat` of the journal, see `MissShortcut`); a decoder that
+    /// stores a variant looks up two keys, and is not asked for.
+    private func isKnownFileCacheMiss(_ call: ManageCall, key: ObjectKey, policy: LoadPolicy, storesVariant: Bool) -> Bool {
+        guard let fileCacheStore, policy.cacheInFile, !storesVariant,
+            inlineFileRead(isAwaiting: call.isAwaiting, request: call.request, policy: policy) != nil
+        else { return false }
+        return fileCacheStore.missShortcut.isSurelyAbsent(key.dataKey, journalPath: fileCacheStore.layout.journal)
+    }
+
+    /// Step 4, under the lock: attaches the user to the key's handler and decides by the handler's
+    /// phase. Sets `fileLookup` when the file cache is read next; `knownFileMiss` (step 3) skips
+    /// that lookup and starts the load at once.
     func _attachAndDecide(
         _ call: ManageCall, key: ObjectKey, policy: LoadPolicy, decoder: AnyObjectDecoder, stale staleHit: CachedObject?,
-        link makeLink: @Sendable () -> any UserLink, fileLookup: inout FileLookup?, in state: inout ManagerState
+        link makeLink: @Sendable () -> any UserLink, knownFileMiss: Bool, fileLookup: inout FileLookup?,
+        in state: inout ManagerState
     ) -> PendingWork {
         state.statistics.requests += 1
         var work = PendingWork()
@@ -172,7 +188,7 @@ extension ObjectManager {
             _join(handler, policy: policy, work: &work, in: &state)
         case .new, .failed:
             fileLookup = _startOrAnswerFromFailureMemory(
-                handler, call: call, answer: answer, policy: policy,
+                handler, call: call, answer: answer, policy: policy, knownFileMiss: knownFileMiss,
                 work: &work, in: &state)
         }
         return work
@@ -237,10 +253,11 @@ extension ObjectManager {
     }
 
     /// Nothing under way: a remembered failure answers the user at once; otherwise the handler
-    /// starts, from the file cache (returned: read after the lock) or from the network.
+    /// starts, from the file cache (returned: read after the lock) or from the network (at once
+    /// when `knownFileMiss`).
     private func _startOrAnswerFromFailureMemory(
-        _ handler: ObjectHandler, call: ManageCall, answer: Answer, policy: LoadPolicy, work: inout PendingWork,
-        in state: inout ManagerState
+        _ handler: ObjectHandler, call: ManageCall, answer: Answer, policy: LoadPolicy, knownFileMiss: Bool,
+        work: inout PendingWork, in state: inout ManagerState
     ) -> FileLookup? {
         if policy.failureMemoryInterval > 0, let failure = state.failures.failure(for: answer.key, now: configuration.failureClock()) {
             state.statistics.failures[.recentlyFailed, default: 0] += 1
@@ -253,7 +270,7 @@ extension ObjectManager {
         handler.policy = policy
         state.handlers[answer.key] = handler
         let inline = inlineFileRead(isAwaiting: call.isAwaiting, request: answer.request, policy: policy)
-        guard policy.cacheInFile, fileCache != nil, inline != nil || handler.decoder.storesVariant else {
+        guard policy.cacheInFile, fileCache != nil, inline != nil || handler.decoder.storesVariant, !knownFileMiss else {
             work.append(_startLoading(answer.key, evictable: policy.participatesInLoadingBuffer, in: &state))
             return nil
         }

@@ -72,6 +72,9 @@ public final class ObjectManager: Sendable {
     public let memoryCache: MemoryCache<ObjectKey, CachedObject>
     /// The file cache, if any.
     public let fileCache: (any FileCaching)?
+    /// The store behind `fileCache` when it is a `FileCache` or a `BigFileCache`: its certain
+    /// misses are known before the lock (`fileCacheCertainlyLacks`).
+    let fileCacheStore: CacheStore?
 
     let configuration: Configuration
     let undecodedData: MemoryCache<String, Data>
@@ -96,6 +99,7 @@ public final class ObjectManager: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.fileCache = configuration.fileCache
+        self.fileCacheStore = (configuration.fileCache as? FileCache)?.store ?? (configuration.fileCache as? BigFileCache)?.store
         self.memoryCache = MemoryCache(
             countLimit: configuration.memoryCacheCountLimit, costLimit: configuration.memoryCacheCostLimit)
         self.undecodedData = MemoryCache(countLimit: 1 << 20, costLimit: configuration.undecodedDataLimit)
