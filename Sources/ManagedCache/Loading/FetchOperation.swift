@@ -165,32 +165,80 @@ struct FetchOperation: Sendable {
     /// made here and carry no HTTP freshness): the load that follows revalidates it, as `run()` does.
     /// Neither is an entry larger than `maximumBytes`: the load that follows reads it.
     func readFromFileCache(acceptingStale: Bool, maximumBytes: Int?) -> FetchedData? {
-        guard policy.cacheInFile, let entry = fileCache?.entry(forKey: dataKey) else { return nil }
-        if let maximumBytes, entry.byteCount > maximumBytes { return nil }
-        if !acceptingStale, !isServableWithoutRevalidation(entry) { return nil }
-        return read(entry)
+        guard case .hit(let fetched) = readFromFileCache(acceptingStale: acceptingStale, maximumBytes: maximumBytes, within: nil)
+        else { return nil }
+        return fetched
+    }
+
+    /// The time budget of a read on the caller's thread: the store of a `FileCache` or a
+    /// `BigFileCache`, whose lock is waited for, and when waiting for it ends.
+    typealias ReadBudget = (store: CacheStore, deadline: MonotonicInstant)
+
+    /// What a read of the file cache with a time budget found.
+    enum BoundedRead {
+        case hit(FetchedData)
+        case miss
+        /// The cache's lock stayed held for the whole budget: the read was not made.
+        case busy
+    }
+
+    /// `readFromFileCache(acceptingStale:maximumBytes:)`; `within` a budget (the store of a
+    /// `FileCache` or `BigFileCache` and a deadline), the waits for the store's lock end by the
+    /// deadline, and `.busy` says it came first (issue 20: a synchronous read inside `manage`).
+    func readFromFileCache(acceptingStale: Bool, maximumBytes: Int?, within budget: ReadBudget?)
+        -> BoundedRead
+    {
+        guard policy.cacheInFile, let fileCache else { return .miss }
+        let found: FileCacheEntry?
+        if let budget {
+            guard case .answered(let answer) = budget.store.entry(forKey: dataKey, waitingAtMost: budget.deadline.seconds(since: .now))
+            else { return .busy }
+            found = answer
+        } else {
+            found = fileCache.entry(forKey: dataKey)
+        }
+        guard let entry = found else { return .miss }
+        if let maximumBytes, entry.byteCount > maximumBytes { return .miss }
+        if !acceptingStale, !isServableWithoutRevalidation(entry) { return .miss }
+        return readEntry(entry, origin: .fileCache, freshness: nil, within: budget)
     }
 
     private func read(_ entry: FileCacheEntry, origin: DataOrigin = .fileCache, freshness: HTTPFreshness? = nil) -> FetchedData? {
-        guard let fileCache else { return nil }
+        guard case .hit(let fetched) = readEntry(entry, origin: origin, freshness: freshness, within: nil) else { return nil }
+        return fetched
+    }
+
+    private func readEntry(
+        _ entry: FileCacheEntry, origin: DataOrigin, freshness: HTTPFreshness?,
+        within budget: ReadBudget?
+    ) -> BoundedRead {
+        guard let fileCache else { return .miss }
         let freshness = freshness ?? entry.metadata.freshness
         do {
             if entry.byteCount <= inMemoryThreshold {
-                let data = try fileCache.readData(for: entry)
-                return FetchedData(
-                    memory: data, entry: entry, byteCount: data.count, origin: origin,
-                    contentType: entry.metadata.contentType, freshness: freshness)
+                let bytes: Data?
+                if let budget {
+                    bytes = try budget.store.readData(for: entry, waitingAtMost: budget.deadline.seconds(since: .now))
+                } else {
+                    bytes = try fileCache.readData(for: entry)
+                }
+                guard let data = bytes else { return .busy }
+                return .hit(
+                    FetchedData(
+                        memory: data, entry: entry, byteCount: data.count, origin: origin,
+                        contentType: entry.metadata.contentType, freshness: freshness))
             }
             try fileCache.verify(entry)
-            return FetchedData(
-                memory: nil, entry: entry, byteCount: entry.byteCount, origin: origin,
-                contentType: entry.metadata.contentType, freshness: freshness)
+            return .hit(
+                FetchedData(
+                    memory: nil, entry: entry, byteCount: entry.byteCount, origin: origin,
+                    contentType: entry.metadata.contentType, freshness: freshness))
         } catch FileCacheError.corrupted {
             callbacks.event(.corruptEntryRemoved(key: dataKey))
         } catch {
             callbacks.event(.fileCacheFailure(key: dataKey, operation: .read, error: FileCacheError(error)))
         }
-        return nil
+        return .miss
     }
 
     /// One download attempt. `spools`: without a file cache, a body past the in-memory threshold

@@ -11,7 +11,9 @@ extension ObjectManager {
     /// Looks for the handler's object in the file cache before any download: its stored variant
     /// first (for decoders that store one), then the original bytes when delivery is synchronous
     /// (an original over `maximumBytes` counts as a miss). A hit is decoded and delivered (to
-    /// `synchronousUser` on this thread, when given); a miss starts the load.
+    /// `synchronousUser` on this thread, when given); a miss starts the load. On the caller's
+    /// thread, so does a file cache whose lock stays held past the time budget
+    /// (`Configuration.synchronousFileReadTimeBudget`): the load reads the cache in the background.
     ///
     /// On the caller's thread, right after the lock that decided the lookup, the handler is not
     /// checked again: what the lookup finds is delivered, or the load started, only if the handler
@@ -35,10 +37,18 @@ extension ObjectManager {
                 fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
                 priority: LoadPriorityCell(request.priority), callbacks: .eventsOnly { [weak self] in self?.report($0) })
             let readStart = MonotonicInstant.now
-            guard
-                let fetched = operation.readFromFileCache(
-                    acceptingStale: source.isVariant, maximumBytes: synchronously || !source.isVariant ? maximumBytes : nil)
-            else { continue }
+            // On the caller's thread the time budget also bounds each wait for the file cache's
+            // lock (a `FileCache` or `BigFileCache`): past it the lookup is left to the load,
+            // which reads the cache first, in the background.
+            let deadline = readStart.adding(seconds: configuration.synchronousFileReadTimeBudget)
+            let budget = synchronously ? fileCacheStore.map { (store: $0, deadline: deadline) } : nil
+            let read = operation.readFromFileCache(
+                acceptingStale: source.isVariant, maximumBytes: synchronously || !source.isVariant ? maximumBytes : nil,
+                within: budget)
+            guard case .hit(let fetched) = read else {
+                if case .busy = read { break }
+                continue
+            }
             let data = fetched.loadedData(prefersFileURL: decoder.prefersFileURL)
             let loaded =
                 source.isVariant

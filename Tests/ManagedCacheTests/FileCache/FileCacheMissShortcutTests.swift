@@ -67,6 +67,36 @@ import Testing
         }
     }
 
+    @Test func aJournalOfAnotherSizeOrAnotherFileSendsTheLookupToTheIndex() throws {
+        try withTemporaryDirectory { root in
+            let path = root.appendingPathComponent("journal").path
+            try Data(count: 100).write(to: URL(fileURLWithPath: path))
+            let info = try #require(Posix.status(path))
+            let shortcut = MissShortcut()
+            #expect(!shortcut.isSurelyAbsent("k", journalPath: path), "nothing published yet")
+            // Published during an append of 50 bytes: any size from 100 to 150 is this instance's.
+            shortcut.publish(
+                MissShortcut.Publication(
+                    filter: KeyPresenceFilter(), device: UInt64(truncatingIfNeeded: info.st_dev),
+                    inode: UInt64(truncatingIfNeeded: info.st_ino), journalSizes: 100...150))
+            #expect(shortcut.isSurelyAbsent("k", journalPath: path))
+            try Data(count: 120).write(to: URL(fileURLWithPath: path))  // same file, rewritten in place
+            #expect(try #require(Posix.status(path)).st_ino == info.st_ino)
+            #expect(shortcut.isSurelyAbsent("k", journalPath: path))
+            try Data(count: 151).write(to: URL(fileURLWithPath: path))
+            #expect(!shortcut.isSurelyAbsent("k", journalPath: path), "another instance appended")
+            // Another file at the path (a compaction by another instance). The store keeps its
+            // journal open, as here, so the new file cannot be given the old one's inode number.
+            let keptOpen = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? keptOpen.close() }
+            try FileManager.default.removeItem(atPath: path)
+            try Data(count: 120).write(to: URL(fileURLWithPath: path))
+            #expect(!shortcut.isSurelyAbsent("k", journalPath: path), "the journal was replaced")
+            shortcut.publish(nil)
+            #expect(!shortcut.isSurelyAbsent("k", journalPath: path), "withdrawn")
+        }
+    }
+
     @Test func theFilterNeverForgetsAnAddedKeyAndRebuildsToExactlyTheLiveOnes() {
         let filter = KeyPresenceFilter()
         let added = (0..<5_000).map { "https://example.com/\($0)" }
@@ -80,32 +110,5 @@ import Testing
         // The other 4,900 are gone but for false "maybe"s: about 1.5 % at 16 bits a key.
         let maybes = added.dropFirst(100).filter { filter.mayContain(hash: KeyPresenceFilter.hash($0)) }.count
         #expect(maybes < 4_900 / 10, "\(maybes) false maybes")
-    }
-}
-
-/// Holds a store's mutex on a thread of its own until released, as a writer appending to the
-/// journal would.
-private final class MutexHolder: Sendable {
-    private let released = DispatchSemaphore(value: 0)
-    private let once = Lock(false)
-
-    init(_ store: CacheStore) {
-        let held = DispatchSemaphore(value: 0)
-        Thread.detachNewThread { [released] in
-            store.state.withLock { _ in
-                held.signal()
-                released.wait()
-            }
-        }
-        held.wait()
-    }
-
-    /// Lets the mutex go (once; later calls do nothing).
-    func release() {
-        let first = once.withLock { done in
-            defer { done = true }
-            return !done
-        }
-        if first { released.signal() }
     }
 }

@@ -154,3 +154,30 @@ func expectConsistent(_ cache: any FileCaching, root: URL, sourceLocation: Sourc
     #expect(loadingFiles(root).isEmpty, sourceLocation: sourceLocation)
     return entries
 }
+
+/// Holds a store's mutex on a thread of its own until released, as a writer appending to the
+/// journal would.
+final class MutexHolder: Sendable {
+    private let released = DispatchSemaphore(value: 0)
+    private let once = Lock(false)
+
+    init(_ store: CacheStore) {
+        let held = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [released] in
+            store.state.withLock { _ in
+                held.signal()
+                released.wait()
+            }
+        }
+        held.wait()
+    }
+
+    /// Lets the mutex go (once; later calls do nothing).
+    func release() {
+        let first = once.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        if first { released.signal() }
+    }
+}

@@ -34,7 +34,16 @@ extension CacheStore {
 
     /// The bytes of `entry`, checked against its checksum.
     func readData(for entry: FileCacheEntry) throws(FileCacheError) -> Data {
-        let (record, path, verifiedStamp) = try currentRecord(of: entry)
+        // Without a budget, `nil` (busy) never comes back.
+        try readData(for: entry, waitingAtMost: nil) ?? Data()
+    }
+
+    /// `readData(for:)`, waiting at most `budget` seconds each time it needs the mutex, when given:
+    /// `nil` when the mutex stayed held for that long before the read (issue 20: a synchronous
+    /// read inside `manage` then goes to the background), and no memo of the verification when it
+    /// did after it.
+    func readData(for entry: FileCacheEntry, waitingAtMost budget: Double?) throws(FileCacheError) -> Data? {
+        guard let (record, path, verifiedStamp) = try currentRecord(of: entry, waitingAtMost: budget) else { return nil }
         let descriptor = Posix.openFile(path, O_RDONLY)
         guard descriptor >= 0 else { throw missingFile(record, path: path, errno: -descriptor) }
         defer { Posix.closeFile(descriptor) }
@@ -59,14 +68,14 @@ extension CacheStore {
                 free(buffer)
                 throw discard(record)
             }
-            rememberVerification(record, stamp: stamp)
+            rememberVerification(record, stamp: stamp, waitingAtMost: budget)
         }
         return Data(bytesNoCopy: buffer, count: record.size, deallocator: .free)
     }
 
     /// Checks `entry`'s own file against its checksum without keeping the bytes.
     func verify(_ entry: FileCacheEntry) throws(FileCacheError) {
-        let (record, path, verifiedStamp) = try currentRecord(of: entry)
+        guard let (record, path, verifiedStamp) = try currentRecord(of: entry, waitingAtMost: nil) else { return }
         let descriptor = Posix.openFile(path, O_RDONLY)
         guard descriptor >= 0 else { throw missingFile(record, path: path, errno: -descriptor) }
         defer { Posix.closeFile(descriptor) }
@@ -99,8 +108,14 @@ extension CacheStore {
     /// they are not handed out under the old entry; the newer version is left alone). Versions
     /// are told apart by commit time and size: `_commit` makes successive versions' commit
     /// times strictly increasing.
-    private func currentRecord(of entry: FileCacheEntry) throws(FileCacheError) -> (EntryRecord, String, FileStamp?) {
-        guard let (record, path, stamp) = peek(entry.key),
+    ///
+    /// With `budget`: nil when the mutex stayed held for that long.
+    private func currentRecord(
+        of entry: FileCacheEntry, waitingAtMost budget: Double?
+    ) throws(FileCacheError) -> (EntryRecord, String, FileStamp?)? {
+        let (found, busy) = peek(entry.key, waitingAtMost: budget)
+        if busy { return nil }
+        guard let (record, path, stamp) = found,
             record.created == entry.createdAt.timeIntervalSinceReferenceDate, record.size == entry.byteCount
         else {
             throw .corrupted(key: entry.key)
@@ -128,11 +143,11 @@ extension CacheStore {
     }
 
     /// Remembers the stamp of a file whose checksum matched, once its timestamps have settled.
-    private func rememberVerification(_ record: EntryRecord, stamp: FileStamp) {
+    private func rememberVerification(_ record: EntryRecord, stamp: FileStamp, waitingAtMost budget: Double? = nil) {
         let now = Posix.wallClockNanoseconds()
         guard now - stamp.changed >= Self.stampSettleNanoseconds, now - stamp.modified >= Self.stampSettleNanoseconds else {
             return
         }
-        noteVerified(record, stamp: stamp)
+        noteVerified(record, stamp: stamp, waitingAtMost: budget)
     }
 }

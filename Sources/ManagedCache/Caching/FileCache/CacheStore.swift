@@ -59,6 +59,7 @@ final class CacheStore: Sendable {
         initial.pendingTreeRemovals.removeAll()
         self.layout = layout
         self.clock = clock
+        initial.missShortcut = missShortcut
         state = SharedLock(initial)
         Self.delete(files, trees)  // what the opening queued
         if let opening, replaysInBackground { startOpening(opening) }
@@ -75,26 +76,33 @@ final class CacheStore: Sendable {
         state.withLock { $0._close() }
     }
 
-    /// What `attempt` did: ran the body, or found the opening unfinished.
+    /// What `attempt` did: ran the body, found the opening unfinished, or (given a time budget)
+    /// found the mutex held for all of it.
     enum Attempt<T> {
         case done(Result<T, FileCacheError>)
         case opening(OpeningReplay)
+        case busy
     }
 
     /// Runs `body` on the locked state and deletes the files it queued, outside the lock; or, while
-    /// the opening's replay has not finished, returns it without running `body`.
-    func attempt<T: Sendable>(_ body: @Sendable (inout StoreState) throws(FileCacheError) -> T) -> Attempt<T> {
-        let (attempt, files, trees) = state.withLock { state -> (Attempt<T>, [String], [String]) in
+    /// the opening's replay has not finished, returns it without running `body`. With
+    /// `waitingAtMost`, waits that long at most for the mutex (`.busy` then).
+    func attempt<T: Sendable>(
+        waitingAtMost budget: Double? = nil, _ body: @Sendable (inout StoreState) throws(FileCacheError) -> T
+    ) -> Attempt<T> {
+        func section(_ state: inout StoreState) -> (Attempt<T>, [String], [String]) {
             if let opening = state.opening { return (.opening(opening), [], []) }
             let result = Result<T, FileCacheError> { () throws(FileCacheError) -> T in try body(&state) }
             if state.opening == nil, !state.degraded { state._rebuildPresenceFilterIfNeeded() }
-            missShortcut.publish(state.missShortcutPublication)
+            state._publishMissShortcut()
             let files = state.pendingUnlinks
             let trees = state.pendingTreeRemovals
             state.pendingUnlinks.removeAll()
             state.pendingTreeRemovals.removeAll()
             return (.done(result), files, trees)
         }
+        let locked = budget.map { state.withLock(waitingAtMost: $0, section) } ?? state.withLock(section)
+        guard let (attempt, files, trees) = locked else { return .busy }
         Self.delete(files, trees)
         return attempt
     }
@@ -106,6 +114,7 @@ final class CacheStore: Sendable {
             switch attempt(body) {
             case .done(let result): return try result.get()
             case .opening(let job): completeOpening(job)
+            case .busy: continue  // not given a budget: never happens
             }
         }
     }
@@ -138,18 +147,37 @@ final class CacheStore: Sendable {
     // MARK: Operations
 
     func entry(forKey key: String) -> FileCacheEntry? {
+        switch entry(forKey: key, waitingAtMost: nil) {
+        case .answered(let entry): entry
+        case .busy: nil  // not given a budget: never happens
+        }
+    }
+
+    /// What a lookup with a time budget found.
+    enum BoundedLookup {
+        /// The entry, or nil: none.
+        case answered(FileCacheEntry?)
+        /// The mutex stayed held for the whole budget: nothing was looked up.
+        case busy
+    }
+
+    /// `entry(forKey:)`, waiting at most `budget` seconds for the mutex when given (`.busy` then).
+    /// During an opening the budget does not apply: the early lookup waits as before.
+    func entry(forKey key: String, waitingAtMost budget: Double?) -> BoundedLookup {
         // Most lookups inside `ObjectManager.manage` are of new URLs: answer those misses without
         // waiting for the mutex, which writers hold across journal appends (issue 20).
-        if missShortcut.isSurelyAbsent(key, journalPath: layout.journal) { return nil }
+        if missShortcut.isSurelyAbsent(key, journalPath: layout.journal) { return .answered(nil) }
         let now = self.now
         while true {
-            switch attempt({ state throws(FileCacheError) in state._lookup(key, now: now) }) {
+            switch attempt(waitingAtMost: budget, { state throws(FileCacheError) in state._lookup(key, now: now) }) {
             case .done(let result):
-                guard let (record, location) = try? result.get() else { return nil }
-                return makeEntry(record, url: location.url)
+                guard let (record, location) = try? result.get() else { return .answered(nil) }
+                return .answered(makeEntry(record, url: location.url))
             case .opening(let job):
-                if let early = earlyEntry(forKey: key, job: job, now: now) { return early }
+                if let early = earlyEntry(forKey: key, job: job, now: now) { return .answered(early) }
                 completeOpening(job)
+            case .busy:
+                return .busy
             }
         }
     }
@@ -278,25 +306,41 @@ final class CacheStore: Sendable {
     /// The current record of `key` (no use recorded), its file's path and the stamp of its last
     /// verification: before the opening's replay has finished, an entry served meanwhile.
     func peek(_ key: String) -> (record: EntryRecord, path: String, stamp: FileStamp?)? {
+        peek(key, waitingAtMost: nil).found
+    }
+
+    /// `peek(_:)`, waiting at most `budget` seconds for the mutex when given (`busy` then).
+    func peek(
+        _ key: String, waitingAtMost budget: Double?
+    ) -> (found: (record: EntryRecord, path: String, stamp: FileStamp?)?, busy: Bool) {
+        typealias Found = (record: EntryRecord, path: String, stamp: FileStamp?)
+        func section(_ state: inout StoreState) -> (Found?, OpeningReplay?) {
+            guard let job = state.opening else { return (state._peek(key), nil) }
+            guard let early = state.earlyAnswers[IndexKey(key)] else { return (nil, job) }
+            return ((early.record, early.location.path, early.stamp), nil)
+        }
         while true {
-            let (found, job) = state.withLock { state -> ((record: EntryRecord, path: String, stamp: FileStamp?)?, OpeningReplay?) in
-                guard let job = state.opening else { return (state._peek(key), nil) }
-                guard let early = state.earlyAnswers[IndexKey(key)] else { return (nil, job) }
-                return ((early.record, early.location.path, early.stamp), nil)
-            }
-            guard let job else { return found }
+            let locked = budget.map { state.withLock(waitingAtMost: $0, section) } ?? state.withLock(section)
+            guard let (found, job) = locked else { return (nil, true) }
+            guard let job else { return (found, false) }
             completeOpening(job)
         }
     }
 
-    /// Remembers a successful verification (see `readData`).
-    func noteVerified(_ record: EntryRecord, stamp: FileStamp) {
-        state.withLock { state in
+    /// Remembers a successful verification (see `readData`); with `budget`, only if the mutex is
+    /// free within it (a memo skipped costs one more checksum, at the next read).
+    func noteVerified(_ record: EntryRecord, stamp: FileStamp, waitingAtMost budget: Double? = nil) {
+        func section(_ state: inout StoreState) {
             if state.opening != nil {
                 state._noteEarlyVerification(key: record.key, version: record.id.version, stamp: stamp)
             } else {
                 state._noteVerified(key: record.key, version: record.id.version, stamp: stamp)
             }
+        }
+        if let budget {
+            _ = state.withLock(waitingAtMost: budget, section)
+        } else {
+            state.withLock(section)
         }
     }
 }

@@ -17,22 +17,30 @@ import Darwin
 ///   here is never "absent".
 /// - Another instance, in this process or another one, can only add a key by appending to the
 ///   journal or replacing it (a compaction, a recreated directory): either changes the size or the
-///   file at the path, and the lookup then takes the mutex and catches up, as before.
+///   file at the path, and the lookup then takes the mutex and catches up, as before. (The store
+///   keeps its journal open, so while a publication names it, no new file gets its inode number.)
 /// - A publication older than the latest operation is still safe: the journal it names has not
 ///   changed since, and every key added meanwhile is in the filter already.
+/// - During this instance's own append, the bytes past the applied size are its own (it holds the
+///   journal lock): a key they add is being committed, and answering "absent" for it orders the
+///   lookup before that commit, which has not returned yet.
 final class MissShortcut: Sendable {
     /// What the index covered when it was published.
     struct Publication: Sendable {
         let filter: KeyPresenceFilter
         let device: UInt64
         let inode: UInt64
-        /// The journal's applied size: every record before it is in the index.
-        let journalSize: Int
+        /// The sizes the journal may have: its applied size (every record before it is in the
+        /// index) and, while this instance appends with the journal lock held (no other instance
+        /// can append then), the size after that append.
+        let journalSizes: ClosedRange<Int>
     }
 
     private let publication = Lock<Publication?>(nil)
 
-    /// Replaces the publication (nil withdraws it). Called with the store's mutex held.
+    /// Replaces the publication (nil withdraws it). Called with the store's mutex held: at the end
+    /// of every operation, and around the journal's appends and replacements, so that a writer
+    /// preempted in the middle of one does not send lookups to the mutex it holds.
     func publish(_ new: Publication?) {
         publication.withLock { $0 = new }
     }
@@ -44,6 +52,6 @@ final class MissShortcut: Sendable {
         guard let info = Posix.status(journalPath) else { return false }
         return UInt64(truncatingIfNeeded: info.st_dev) == published.device
             && UInt64(truncatingIfNeeded: info.st_ino) == published.inode
-            && Int(info.st_size) == published.journalSize
+            && published.journalSizes.contains(Int(info.st_size))
     }
 }

@@ -176,11 +176,15 @@ extension StoreState {
             degraded = true
             throw .io(operation: "append to index journal", errno: ENOENT)
         }
+        // Only with the journal lock held are the bytes past the applied size certainly ours.
+        _publishMissShortcut(appending: journalLockDepth > 0 ? encoder.bytes.count : 0)
         let error = journal!._append(encoder.bytes)
         if error != 0 {
             degraded = true
+            _publishMissShortcut()
             throw .io(operation: "append to index journal", errno: error)
         }
+        _publishMissShortcut()
     }
 
     /// Encodes the pending hits as `touch` records and the pending verifications as `verified`
@@ -256,6 +260,9 @@ extension StoreState {
         journal?.close()
         journal = written
         journalGeneration = generation
+        // The path names the new file now: lookups answer misses from it at once, not after the
+        // offsets and the lookup table below.
+        _publishMissShortcut()
         for (slot, entry) in zip(order, offsets) { index.setOffsets(slot, entry) }
         _writeLookupTable()
     }

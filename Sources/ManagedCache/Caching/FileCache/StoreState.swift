@@ -60,12 +60,22 @@ struct StoreState {
     /// Verifications noted before the replay finished: remembered once it has.
     var earlyVerifications: [(key: String, version: UInt64, stamp: FileStamp)] = []
 
+    /// Where `_publishMissShortcut` publishes: set on the live state by `CacheStore`.
+    var missShortcut: MissShortcut?
+
     /// What lookups may answer a miss from without the mutex (`MissShortcut`): nothing while the
     /// cache is opening, in trouble or without its journal.
-    var missShortcutPublication: MissShortcut.Publication? {
+    func missShortcutPublication(appending pending: Int = 0) -> MissShortcut.Publication? {
         guard opening == nil, !degraded, let journal else { return nil }
         return MissShortcut.Publication(
-            filter: index.presence, device: journal.device, inode: journal.inode, journalSize: journal.appliedOffset)
+            filter: index.presence, device: journal.device, inode: journal.inode,
+            journalSizes: journal.appliedOffset...(journal.appliedOffset + pending))
+    }
+
+    /// Publishes to `missShortcut` (the live state's; a scratch state has none) what lookups may
+    /// answer a miss from, with `pending` bytes of this instance's append about to be written.
+    func _publishMissShortcut(appending pending: Int = 0) {
+        missShortcut?.publish(missShortcutPublication(appending: pending))
     }
 
     /// Rebuilds the index's presence filter when stale bits have piled up in it. Called between

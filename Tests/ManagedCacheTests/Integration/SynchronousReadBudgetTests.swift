@@ -1,0 +1,41 @@
+import Foundation
+import ManagedCacheLocking
+import TestSupport
+import Testing
+
+@testable import ManagedCache
+
+/// Issue 20.3: the time budget of a synchronous file-cache hit also bounds the wait for the file
+/// cache's lock. A writer holding it (a journal compaction took 8 ms on the test machine) sends the
+/// read to the background instead of holding up the thread that called `manage`.
+@Suite(.offCooperativePool) struct SynchronousReadBudgetTests {
+    @Test(arguments: CacheKind.allCases)
+    func aSynchronousHitWhoseCacheIsHeldIsReadInTheBackground(kind: CacheKind) async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        loader.script("a", .body(Data("A".utf8)))
+        let fileCache = try kind.open(directory.url)
+        _ = try await makeScriptedManager(loader: loader) { $0.fileCache = fileCache }
+            .object(for: request("a"), decoder: BlobDecoder())
+        let manager = makeScriptedManager(loader: loader) {
+            $0.fileCache = fileCache
+            $0.policy.fileCacheDelivery = .synchronous
+            $0.synchronousFileReadTimeBudget = 0.05
+        }
+        let holding = MutexHolder(try cacheStore(of: fileCache))
+        defer { holding.release() }
+        let user = RecordingUser(request("a"), decoder: BlobDecoder())
+        let returned = Lock(false)
+        Thread.detachNewThread {
+            manager.manage(user)
+            returned.withLock { $0 = true }
+        }
+        // Without the bound, `manage` waits for the lock, which is released only after this.
+        #expect(await waitUntil { returned.withLock { $0 } }, "manage waited for the file cache's lock")
+        #expect(user.finalCallbackCount == 0)  // the background read waits for the lock meanwhile
+        holding.release()
+        #expect(await waitUntil { user.finalCallbackCount == 1 })
+        #expect(user.origins == [.fileCache])
+        #expect(loader.requestCount("a") == 1)  // read from the cache, not downloaded again
+    }
+}
