@@ -73,6 +73,7 @@ final class LatencyFixture {
         var random = SeededGenerator(seed: 20)
         let cells = (0..<24).map { _ in LatencyCell(decoder: decoder) }
         let floor = LockedDictionary<Int, Int>(Dictionary(uniqueKeysWithValues: (0..<300).map { ($0, $0) }))
+        let work = CalibratedWork(microseconds: LatencyTimings.workMicroseconds)
         var timings = LatencyTimings()
         var files = filed.makeIterator()
         for call in 0..<calls {
@@ -94,6 +95,7 @@ final class LatencyFixture {
             BlackHole.consume(hit)
             timings.byOutcome[cell.synchronousOutcome ?? .startedLoad, default: []].append(Double(end - start) / 1e6)
             timings.floor.append(Double(floorEnd - end) / 1e6)
+            timings.work.append(work.timed())
             if call % 10 == 9 { usleep(2_000) }
         }
         cells.forEach(manager.unmanage)
@@ -210,5 +212,44 @@ final class BackgroundMix: Sendable {
             usleep(UInt32(2_000 + random.next() % 3_000))
         }
         operations.withLock { $0 += count }
+    }
+}
+
+/// Arithmetic that takes about `microseconds` of CPU on this machine, calibrated when made: the
+/// floor of a call that long with no lock in it. Timed on the measured thread, it shows how much
+/// the machine alone (preemption by the other threads) stretches work of a `manage` call's length.
+final class CalibratedWork {
+    private var iterations = 1
+    /// Where each run's result goes: a store the optimizer must keep, so the work is done, and
+    /// done between the two clock readings.
+    private var sink: UInt64 = 0
+
+    init(microseconds: Double) {
+        // Doubled until a round takes 1 ms, then the fastest of five such rounds, scaled: the rate
+        // when nothing interrupts.
+        var probe = 1_000
+        while time(probe) < 1e6 { probe *= 2 }
+        let fastest = (0..<5).map { _ in time(probe) }.min() ?? 1e6
+        iterations = max(1, Int(Double(probe) * microseconds * 1_000 / fastest))
+    }
+
+    /// Runs the work once; its wall time in milliseconds.
+    func timed() -> Double {
+        time(iterations) / 1e6
+    }
+
+    /// Nanoseconds of `count` steps.
+    private func time(_ count: Int) -> Double {
+        let start = Stopwatch.now()
+        sink &+= Self.run(count, seed: start)
+        return Double(Stopwatch.now() - start)
+    }
+
+    /// `count` steps of a linear congruential generator from `seed`: each step waits for the last.
+    @inline(never)
+    private static func run(_ count: Int, seed: UInt64) -> UInt64 {
+        var value = seed | 1
+        for _ in 0..<count { value = value &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
+        return value
     }
 }

@@ -58,6 +58,16 @@ struct ManageLatencyScenario: BenchmarkScenario {
                     target: "p99 ≤ \(p99Limit) ms, max < \(Int(maximumLimit)) ms", met: met,
                     notes: outcome == .memoryHit && threads == 0 ? [LatencyTimings.explanation] : []))
         }
+        // The machine's floor for a call as long as a load start: the bound for code with no lock.
+        let work = Percentiles(timings.work)
+        rows.append(
+            ResultRow(
+                scenario: "lock-free work of \(Int(LatencyTimings.workMicroseconds)) µs on the same thread, \(phase): "
+                    + "\(Format.grouped(timings.work.count)) runs",
+                ours: work.description, baseline: "locked `Dictionary`: \(floor.description)",
+                ratio: Format.ratio(floor.p99 > 0 ? work.p99 / floor.p99 : .infinity),
+                target: "p99 ≤ \(p99Limit) ms, max < \(Int(maximumLimit)) ms (informational)", met: nil,
+                notes: threads == 0 ? [LatencyTimings.workExplanation] : []))
         return rows
     }
 }
@@ -72,10 +82,19 @@ enum LatencyOutcome: String, CaseIterable, Sendable {
     case startedLoad = "started or joined a load"
 }
 
-/// Call durations in milliseconds, by outcome, and the floor's.
+/// Call durations in milliseconds, by outcome, and the floors'.
 struct LatencyTimings {
     var byOutcome: [LatencyOutcome: [Double]] = [:]
     var floor: [Double] = []
+    /// `CalibratedWork` of `workMicroseconds`, timed after each call.
+    var work: [Double] = []
+
+    /// About the median of a call that starts a load, alone, on a quiet machine (0.018–0.028 ms).
+    static let workMicroseconds = 25.0
+
+    static let workExplanation =
+        "lock-free work: arithmetic calibrated to \(Int(workMicroseconds)) µs of CPU, timed on the measuring thread after "
+        + "each call; what the machine alone (other threads taking the 2 cores) makes of work as long as a load start"
 
     static let explanation =
         "ratio = p99 / the floor's p99; figures are p50 / p99 / p99.9 / max in ms; each call is timed alone "
