@@ -73,7 +73,6 @@ final class LatencyFixture {
         var random = SeededGenerator(seed: 20)
         let cells = (0..<24).map { _ in LatencyCell(decoder: decoder) }
         let floor = LockedDictionary<Int, Int>(Dictionary(uniqueKeysWithValues: (0..<300).map { ($0, $0) }))
-        let work = CalibratedWork(microseconds: LatencyTimings.workMicroseconds)
         var timings = LatencyTimings()
         var files = filed.makeIterator()
         for call in 0..<calls {
@@ -95,11 +94,25 @@ final class LatencyFixture {
             BlackHole.consume(hit)
             timings.byOutcome[cell.synchronousOutcome ?? .startedLoad, default: []].append(Double(end - start) / 1e6)
             timings.floor.append(Double(floorEnd - end) / 1e6)
-            timings.work.append(work.timed())
             if call % 10 == 9 { usleep(2_000) }
         }
         cells.forEach(manager.unmanage)
         return timings
+    }
+
+    /// The machine's floor for a call as long as a load start, in the same conditions: `runs`
+    /// of `CalibratedWork` on this thread, 10 per "frame" 2 ms apart like the calls. A pass of its
+    /// own, after the calls: interleaved with them, the extra CPU of the measuring thread changed
+    /// how often it was preempted, and with it the calls' own figures.
+    func measureWorkFloor(runs: Int) -> [Double] {
+        let work = CalibratedWork(microseconds: LatencyTimings.workMicroseconds)
+        var times: [Double] = []
+        times.reserveCapacity(runs)
+        for run in 0..<runs {
+            times.append(work.timed())
+            if run % 10 == 9 { usleep(2_000) }
+        }
+        return times
     }
 
     private func newRequest() -> ObjectRequest {

@@ -33,7 +33,8 @@ struct ManageLatencyScenario: BenchmarkScenario {
             defer { fixture.tearDown() }
             let background = BackgroundMix(manager: fixture.manager, server: server, threads: threads)
             background.start()
-            let timings = fixture.measure(calls: calls)
+            var timings = fixture.measure(calls: calls)
+            timings.work = fixture.measureWorkFloor(runs: calls / 4)
             let backgroundOperations = background.stop()
             rows += Self.rows(timings, threads: threads, backgroundOperations: backgroundOperations)
         }
@@ -86,15 +87,16 @@ enum LatencyOutcome: String, CaseIterable, Sendable {
 struct LatencyTimings {
     var byOutcome: [LatencyOutcome: [Double]] = [:]
     var floor: [Double] = []
-    /// `CalibratedWork` of `workMicroseconds`, timed after each call.
+    /// `CalibratedWork` of `workMicroseconds`, timed in a pass after the calls (same conditions).
     var work: [Double] = []
 
     /// About the median of a call that starts a load, alone, on a quiet machine (0.018–0.028 ms).
     static let workMicroseconds = 25.0
 
     static let workExplanation =
-        "lock-free work: arithmetic calibrated to \(Int(workMicroseconds)) µs of CPU, timed on the measuring thread after "
-        + "each call; what the machine alone (other threads taking the 2 cores) makes of work as long as a load start"
+        "lock-free work: arithmetic calibrated to \(Int(workMicroseconds)) µs of CPU, timed on the measuring thread in a "
+        + "pass right after the calls, under the same background; what the machine alone (other threads taking the 2 cores) "
+        + "makes of work as long as a load start"
 
     static let explanation =
         "ratio = p99 / the floor's p99; figures are p50 / p99 / p99.9 / max in ms; each call is timed alone "
