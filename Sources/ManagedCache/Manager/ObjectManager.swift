@@ -52,8 +52,10 @@ public final class ObjectManager: Sendable {
         public var synchronousFileReadLimit: Int = 512 << 10
         /// The time side of that budget, in seconds: when reading an entry on the calling thread
         /// took longer than this (a cold or busy disk), its decoding and delivery finish in the
-        /// background instead, so the caller waits for at most one slow read. Default 0.002 (2 ms,
-        /// a quarter of a 120 Hz frame).
+        /// background instead, so the caller waits for at most one slow read. The budget also
+        /// bounds the wait for a `FileCache`'s or `BigFileCache`'s lock: a cache that another
+        /// thread holds that long is read in the background. Default 0.002 (2 ms, a quarter of a
+        /// 120 Hz frame).
         public var synchronousFileReadTimeBudget: Double = 0.002
         /// Called with file-cache failures, corrupt entries and failed loads, for logging. Default `nil`.
         public var eventHandler: (@Sendable (ManagerEvent) -> Void)?
