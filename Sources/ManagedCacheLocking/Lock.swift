@@ -128,6 +128,9 @@ public typealias LockBody<Value, Result, Failure: Error> = (inout Value) throws(
 #else
 // portability-lint: allow a comparison build on Linux only (-DMANAGEDCACHE_SWIFT_MUTEX)
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `Synchronization.Mutex`, for comparison builds (`-Xswiftc -DMANAGEDCACHE_SWIFT_MUTEX`); see
 /// the class above for why it is not the default.

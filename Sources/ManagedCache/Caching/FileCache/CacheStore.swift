@@ -101,7 +101,12 @@ final class CacheStore: Sendable {
             state.pendingTreeRemovals.removeAll()
             return (.done(result), files, trees)
         }
-        let locked = budget.map { state.withLock(waitingAtMost: $0, section) } ?? state.withLock(section)
+        let locked: (Attempt<T>, [String], [String])?
+        if let budget {
+            locked = state.withLock(waitingAtMost: budget) { state in section(&state) }
+        } else {
+            locked = state.withLock { state in section(&state) }
+        }
         guard let (attempt, files, trees) = locked else { return .busy }
         Self.delete(files, trees)
         return attempt
@@ -320,7 +325,12 @@ final class CacheStore: Sendable {
             return ((early.record, early.location.path, early.stamp), nil)
         }
         while true {
-            let locked = budget.map { state.withLock(waitingAtMost: $0, section) } ?? state.withLock(section)
+            let locked: (Found?, OpeningReplay?)?
+            if let budget {
+                locked = state.withLock(waitingAtMost: budget) { state in section(&state) }
+            } else {
+                locked = state.withLock { state in section(&state) }
+            }
             guard let (found, job) = locked else { return (nil, true) }
             guard let job else { return (found, false) }
             completeOpening(job)
@@ -338,9 +348,9 @@ final class CacheStore: Sendable {
             }
         }
         if let budget {
-            _ = state.withLock(waitingAtMost: budget, section)
+            _ = state.withLock(waitingAtMost: budget) { state in section(&state) }
         } else {
-            state.withLock(section)
+            state.withLock { state in section(&state) }
         }
     }
 }
