@@ -190,17 +190,19 @@ struct FetchOperation: Sendable {
     {
         guard policy.cacheInFile, let fileCache else { return .miss }
         let found: FileCacheEntry?
+        var lookedUp: CacheStore.LookedUp?
         if let budget {
             guard case .answered(let answer) = budget.store.entry(forKey: dataKey, waitingAtMost: budget.deadline.seconds(since: .now))
             else { return .busy }
-            found = answer
+            lookedUp = answer
+            found = answer?.entry
         } else {
             found = fileCache.entry(forKey: dataKey)
         }
         guard let entry = found else { return .miss }
         if let maximumBytes, entry.byteCount > maximumBytes { return .miss }
         if !acceptingStale, !isServableWithoutRevalidation(entry) { return .miss }
-        return readEntry(entry, origin: .fileCache, freshness: nil, within: budget)
+        return readEntry(entry, origin: .fileCache, freshness: nil, within: budget, lookedUp: lookedUp)
     }
 
     private func read(_ entry: FileCacheEntry, origin: DataOrigin = .fileCache, freshness: HTTPFreshness? = nil) -> FetchedData? {
@@ -208,16 +210,20 @@ struct FetchOperation: Sendable {
         return fetched
     }
 
+    /// Reads `entry` (within `budget`, when given; from what `lookedUp` found, when given: no
+    /// second look at the index).
     private func readEntry(
         _ entry: FileCacheEntry, origin: DataOrigin, freshness: HTTPFreshness?,
-        within budget: ReadBudget?
+        within budget: ReadBudget?, lookedUp: CacheStore.LookedUp? = nil
     ) -> BoundedRead {
         guard let fileCache else { return .miss }
         let freshness = freshness ?? entry.metadata.freshness
         do {
             if entry.byteCount <= inMemoryThreshold {
                 let bytes: Data?
-                if let budget {
+                if let budget, let lookedUp {
+                    bytes = try budget.store.readData(lookedUp, waitingAtMost: budget.deadline.seconds(since: .now))
+                } else if let budget {
                     bytes = try budget.store.readData(for: entry, waitingAtMost: budget.deadline.seconds(since: .now))
                 } else {
                     bytes = try fileCache.readData(for: entry)

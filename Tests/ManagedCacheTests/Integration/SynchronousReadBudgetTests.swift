@@ -38,4 +38,23 @@ import Testing
         #expect(user.origins == [.fileCache])
         #expect(loader.requestCount("a") == 1)  // read from the cache, not downloaded again
     }
+
+    /// The synchronous read uses the record its lookup found (one acquisition of the cache's lock
+    /// fewer); an entry removed in between is `corrupted`, as with a separate `readData(for:)`.
+    @Test(arguments: CacheKind.allCases)
+    func aReadRightAfterItsLookupUsesWhatTheLookupFound(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            let cache = try kind.open(root, replaysInBackground: false)
+            try cache.store(Data("first".utf8), forKey: "k", metadata: FileCacheMetadata())
+            let store = try cacheStore(of: cache)
+            guard case .answered(let found?) = store.entry(forKey: "k", waitingAtMost: 60) else {
+                Issue.record("no entry found")
+                return
+            }
+            #expect(found.current != nil, "a lookup in the index carries its record")
+            #expect(try store.readData(found, waitingAtMost: 60) == Data("first".utf8))
+            cache.removeEntry(forKey: "k")
+            #expect(throws: FileCacheError.corrupted(key: "k")) { try store.readData(found, waitingAtMost: 60) }
+        }
+    }
 }

@@ -43,7 +43,25 @@ extension CacheStore {
     /// read inside `manage` then goes to the background), and no memo of the verification when it
     /// did after it.
     func readData(for entry: FileCacheEntry, waitingAtMost budget: Double?) throws(FileCacheError) -> Data? {
-        guard let (record, path, verifiedStamp) = try currentRecord(of: entry, waitingAtMost: budget) else { return nil }
+        guard let current = try currentRecord(of: entry, waitingAtMost: budget) else { return nil }
+        return try read(current, waitingAtMost: budget)
+    }
+
+    /// `readData(for:waitingAtMost:)` right after the lookup that found `found`: its record, path
+    /// and last verification, read under the lookup's lock, are used as they are. The entry may be
+    /// replaced or removed meanwhile, as it may after any lookup; then the read finds the old
+    /// version's file intact (its bytes are what the lookup found), or gone (`corrupted`, and only
+    /// that version is removed).
+    func readData(_ found: LookedUp, waitingAtMost budget: Double?) throws(FileCacheError) -> Data? {
+        guard let current = found.current else { return try readData(for: found.entry, waitingAtMost: budget) }
+        return try read(current, waitingAtMost: budget)
+    }
+
+    /// Reads and checks the file of `current`.
+    private func read(
+        _ current: (record: EntryRecord, path: String, stamp: FileStamp?), waitingAtMost budget: Double?
+    ) throws(FileCacheError) -> Data? {
+        let (record, path, verifiedStamp) = current
         let descriptor = Posix.openFile(path, O_RDONLY)
         guard descriptor >= 0 else { throw missingFile(record, path: path, errno: -descriptor) }
         defer { Posix.closeFile(descriptor) }

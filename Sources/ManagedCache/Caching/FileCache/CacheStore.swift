@@ -153,15 +153,23 @@ final class CacheStore: Sendable {
 
     func entry(forKey key: String) -> FileCacheEntry? {
         switch entry(forKey: key, waitingAtMost: nil) {
-        case .answered(let entry): entry
+        case .answered(let found): found?.entry
         case .busy: nil  // not given a budget: never happens
         }
+    }
+
+    /// An entry as a lookup found it: with its record, path and last verification when it came
+    /// from the index (not during an opening), so that a read right after it need not take the
+    /// mutex again to find them (see `readData(_:waitingAtMost:)`).
+    struct LookedUp {
+        let entry: FileCacheEntry
+        let current: (record: EntryRecord, path: String, stamp: FileStamp?)?
     }
 
     /// What a lookup with a time budget found.
     enum BoundedLookup {
         /// The entry, or nil: none.
-        case answered(FileCacheEntry?)
+        case answered(LookedUp?)
         /// The mutex stayed held for the whole budget: nothing was looked up.
         case busy
     }
@@ -176,10 +184,11 @@ final class CacheStore: Sendable {
         while true {
             switch attempt(waitingAtMost: budget, { state throws(FileCacheError) in state._lookup(key, now: now) }) {
             case .done(let result):
-                guard let (record, location) = try? result.get() else { return .answered(nil) }
-                return .answered(makeEntry(record, url: location.url))
+                guard let (record, location, verified) = try? result.get() else { return .answered(nil) }
+                return .answered(
+                    LookedUp(entry: makeEntry(record, url: location.url), current: (record, location.path, verified)))
             case .opening(let job):
-                if let early = earlyEntry(forKey: key, job: job, now: now) { return .answered(early) }
+                if let early = earlyEntry(forKey: key, job: job, now: now) { return .answered(LookedUp(entry: early, current: nil)) }
                 completeOpening(job)
             case .busy:
                 return .busy

@@ -9,7 +9,7 @@ extension StoreState {
 
     /// The entry for `key` if present and unexpired, recording the hit. On a miss, first picks
     /// up what other instances appended to the journal (one `fstat` when there is nothing new).
-    mutating func _lookup(_ key: String, now: Double) -> (EntryRecord, EntryLocation)? {
+    mutating func _lookup(_ key: String, now: Double) -> (EntryRecord, EntryLocation, verified: FileStamp?)? {
         if degraded {
             do { try _recover() } catch { return nil }
         }
@@ -33,8 +33,9 @@ extension StoreState {
         }
         let record = index[slot].record
         let location = _location(slot)
+        let verified = index.verifiedStamp(slot)
         if pendingTouches.count + pendingVerifications.count >= Self.touchFlushThreshold { try? _flushTouches() }
-        return (record, location)
+        return (record, location, verified)
     }
 
     /// The location of the entry in `slot`, built on first use.
