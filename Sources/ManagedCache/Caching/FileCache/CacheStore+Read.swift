@@ -59,7 +59,7 @@ extension CacheStore {
 
     /// Reads and checks the file of `current`.
     private func read(
-        _ current: (record: EntryRecord, path: String, stamp: FileStamp?), waitingAtMost budget: Double?
+        _ current: CurrentRecord, waitingAtMost budget: Double?
     ) throws(FileCacheError) -> Data? {
         let (record, path, verifiedStamp) = current
         let descriptor = Posix.openFile(path, O_RDONLY)

@@ -158,12 +158,16 @@ final class CacheStore: Sendable {
         }
     }
 
+    /// An entry's current record, its file's path and the stamp of its last verification, as the
+    /// index holds them.
+    typealias CurrentRecord = (record: EntryRecord, path: String, stamp: FileStamp?)
+
     /// An entry as a lookup found it: with its record, path and last verification when it came
     /// from the index (not during an opening), so that a read right after it need not take the
     /// mutex again to find them (see `readData(_:waitingAtMost:)`).
     struct LookedUp {
         let entry: FileCacheEntry
-        let current: (record: EntryRecord, path: String, stamp: FileStamp?)?
+        let current: CurrentRecord?
     }
 
     /// What a lookup with a time budget found.
@@ -319,22 +323,21 @@ final class CacheStore: Sendable {
 
     /// The current record of `key` (no use recorded), its file's path and the stamp of its last
     /// verification: before the opening's replay has finished, an entry served meanwhile.
-    func peek(_ key: String) -> (record: EntryRecord, path: String, stamp: FileStamp?)? {
+    func peek(_ key: String) -> CurrentRecord? {
         peek(key, waitingAtMost: nil).found
     }
 
     /// `peek(_:)`, waiting at most `budget` seconds for the mutex when given (`busy` then).
     func peek(
         _ key: String, waitingAtMost budget: Double?
-    ) -> (found: (record: EntryRecord, path: String, stamp: FileStamp?)?, busy: Bool) {
-        typealias Found = (record: EntryRecord, path: String, stamp: FileStamp?)
-        func section(_ state: inout StoreState) -> (Found?, OpeningReplay?) {
+    ) -> (found: CurrentRecord?, busy: Bool) {
+        func section(_ state: inout StoreState) -> (CurrentRecord?, OpeningReplay?) {
             guard let job = state.opening else { return (state._peek(key), nil) }
             guard let early = state.earlyAnswers[IndexKey(key)] else { return (nil, job) }
             return ((early.record, early.location.path, early.stamp), nil)
         }
         while true {
-            let locked: (Found?, OpeningReplay?)?
+            let locked: (CurrentRecord?, OpeningReplay?)?
             if let budget {
                 locked = state.withLock(waitingAtMost: budget) { state in section(&state) }
             } else {
