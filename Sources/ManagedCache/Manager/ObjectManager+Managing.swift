@@ -151,14 +151,16 @@ extension ObjectManager {
     }
 
     /// Step 3: whether a start of this call would look in the file cache on this thread, and the
-    /// cache (a `FileCache` or a `BigFileCache`) certainly has no entry for its bytes. Only then is
-    /// the question worth its cost (a `stat` of the journal, see `MissShortcut`); a decoder that
-    /// stores a variant looks up two keys, and is not asked for.
+    /// index of the cache (a `FileCache` or a `BigFileCache`) has no entry for its bytes: its
+    /// presence filter, no system call and no lock (see `MissShortcut`). An entry another
+    /// instance stored since this one last caught up is not seen here; the load's task looks in
+    /// the cache before downloading, so it is still read from disk, in the background. A decoder
+    /// that stores a variant looks up two keys, and is not asked for.
     private func isKnownFileCacheMiss(_ call: ManageCall, key: ObjectKey, policy: LoadPolicy, storesVariant: Bool) -> Bool {
         guard let fileCacheStore, policy.cacheInFile, !storesVariant,
             inlineFileRead(isAwaiting: call.isAwaiting, request: call.request, policy: policy) != nil
         else { return false }
-        return fileCacheStore.missShortcut.isSurelyAbsent(key.dataKey, journalPath: fileCacheStore.layout.journal)
+        return fileCacheStore.missShortcut.isAbsentFromIndex(key.dataKey)
     }
 
     /// Step 4, under the lock: attaches the user to the key's handler and decides by the handler's

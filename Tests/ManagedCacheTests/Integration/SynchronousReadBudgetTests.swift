@@ -39,6 +39,31 @@ import Testing
         #expect(loader.requestCount("a") == 1)  // read from the cache, not downloaded again
     }
 
+    /// `manage` decides a miss before its lock from this instance's index alone (no system call):
+    /// an entry another instance stored meanwhile is then read by the load's task, from disk.
+    @Test(arguments: CacheKind.allCases)
+    func anEntryAnotherInstanceStoredIsReadFromDiskNotDownloaded(kind: CacheKind) async throws {
+        let directory = TemporaryDirectory()
+        let loader = ScriptedDataLoader()
+        loader.script("a", .body(Data("network".utf8)))
+        let mine = try kind.open(directory.url, replaysInBackground: false)
+        let other = try kind.open(directory.url, replaysInBackground: false)
+        let manager = makeScriptedManager(loader: loader) {
+            $0.fileCache = mine
+            $0.policy.fileCacheDelivery = .synchronous
+        }
+        let key = request("a").dataKey
+        #expect(mine.entry(forKey: key) == nil)  // and `mine` publishes what its index holds
+        #expect(try cacheStore(of: mine).missShortcut.isAbsentFromIndex(key))
+        try other.store(Data("disk".utf8), forKey: key, metadata: FileCacheMetadata())
+        let user = RecordingUser(request("a"), decoder: BlobDecoder())
+        manager.manage(user)
+        #expect(await waitUntil { user.finalCallbackCount == 1 })
+        #expect(user.origins == [.fileCache])
+        #expect(user.objects.first?.bytes == Data("disk".utf8))
+        #expect(loader.requestCount("a") == 0)
+    }
+
     /// The synchronous read uses the record its lookup found (one acquisition of the cache's lock
     /// fewer); an entry removed in between is `corrupted`, as with a separate `readData(for:)`.
     @Test(arguments: CacheKind.allCases)

@@ -45,6 +45,14 @@ final class MissShortcut: Sendable {
         publication.withLock { $0 = new }
     }
 
+    /// Whether this instance's index certainly holds no entry for `key`: the filter alone, no
+    /// system call. Another instance may have stored one since this one last caught up; a caller
+    /// that must not miss that asks `isSurelyAbsent(_:journalPath:)`.
+    func isAbsentFromIndex(_ key: String) -> Bool {
+        guard let published = publication.withLock({ $0 }) else { return false }
+        return !published.filter.mayContain(hash: KeyPresenceFilter.hash(key))
+    }
+
     /// Whether the cache certainly holds no entry for `key`: false means "look it up".
     func isSurelyAbsent(_ key: String, journalPath: String) -> Bool {
         guard let published = publication.withLock({ $0 }) else { return false }
