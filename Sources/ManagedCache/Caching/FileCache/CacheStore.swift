@@ -101,15 +101,19 @@ final class CacheStore: Sendable {
             state.pendingTreeRemovals.removeAll()
             return (.done(result), files, trees)
         }
-        let locked: (Attempt<T>, [String], [String])?
-        if let budget {
-            locked = state.withLock(waitingAtMost: budget) { state in section(&state) }
-        } else {
-            locked = state.withLock { state in section(&state) }
-        }
-        guard let (attempt, files, trees) = locked else { return .busy }
+        guard let (attempt, files, trees) = withState(waitingAtMost: budget, section) else { return .busy }
         Self.delete(files, trees)
         return attempt
+    }
+
+    /// Runs `section` on the locked state, waiting at most `budget` seconds for the mutex when
+    /// given (nil when it stayed held that long), as long as it takes otherwise. Nothing else:
+    /// the opening and the queued deletions are the caller's (see `attempt`).
+    private func withState<R>(waitingAtMost budget: Double?, _ section: (inout StoreState) -> R) -> R? {
+        if let budget {
+            return state.withLock(waitingAtMost: budget) { state in section(&state) }
+        }
+        return state.withLock { state in section(&state) }
     }
 
     /// Runs `body` on the locked state (once the opening's replay has finished), then deletes the
@@ -337,13 +341,7 @@ final class CacheStore: Sendable {
             return ((early.record, early.location.path, early.stamp), nil)
         }
         while true {
-            let locked: (CurrentRecord?, OpeningReplay?)?
-            if let budget {
-                locked = state.withLock(waitingAtMost: budget) { state in section(&state) }
-            } else {
-                locked = state.withLock { state in section(&state) }
-            }
-            guard let (found, job) = locked else { return (nil, true) }
+            guard let (found, job) = withState(waitingAtMost: budget, section) else { return (nil, true) }
             guard let job else { return (found, false) }
             completeOpening(job)
         }
@@ -359,10 +357,6 @@ final class CacheStore: Sendable {
                 state._noteVerified(key: record.key, version: record.id.version, stamp: stamp)
             }
         }
-        if let budget {
-            _ = state.withLock(waitingAtMost: budget) { state in section(&state) }
-        } else {
-            state.withLock { state in section(&state) }
-        }
+        _ = withState(waitingAtMost: budget, section)
     }
 }

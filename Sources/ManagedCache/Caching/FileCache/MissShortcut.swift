@@ -49,17 +49,22 @@ final class MissShortcut: Sendable {
     /// system call. Another instance may have stored one since this one last caught up; a caller
     /// that must not miss that asks `isSurelyAbsent(_:journalPath:)`.
     func isAbsentFromIndex(_ key: String) -> Bool {
-        guard let published = publication.withLock({ $0 }) else { return false }
-        return !published.filter.mayContain(hash: KeyPresenceFilter.hash(key))
+        publicationIfAbsent(key) != nil
     }
 
     /// Whether the cache certainly holds no entry for `key`: false means "look it up".
     func isSurelyAbsent(_ key: String, journalPath: String) -> Bool {
-        guard let published = publication.withLock({ $0 }) else { return false }
-        guard !published.filter.mayContain(hash: KeyPresenceFilter.hash(key)) else { return false }
-        guard let info = Posix.status(journalPath) else { return false }
+        guard let published = publicationIfAbsent(key), let info = Posix.status(journalPath) else { return false }
         return UInt64(truncatingIfNeeded: info.st_dev) == published.device
             && UInt64(truncatingIfNeeded: info.st_ino) == published.inode
             && published.journalSizes.contains(Int(info.st_size))
+    }
+
+    /// The publication, when there is one and its filter has not seen `key`.
+    private func publicationIfAbsent(_ key: String) -> Publication? {
+        guard let published = publication.withLock({ $0 }),
+            !published.filter.mayContain(hash: KeyPresenceFilter.hash(key))
+        else { return nil }
+        return published
     }
 }
