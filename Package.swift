@@ -100,11 +100,18 @@ let package = Package(
             dependencies: ["ManagedCache", "ManagedCacheLocking", "StreamingPayload"],
             path: "Tests/StreamingMemoryChild"
         ),
+        // A child process for the busy-pool test: counts the chunks delivered while every
+        // thread of the cooperative pool computes.
+        .executableTarget(
+            name: "BusyPoolChild",
+            dependencies: ["ManagedCache", "ManagedCacheLocking"],
+            path: "Tests/BusyPoolChild"
+        ),
         .testTarget(
             name: "ManagedCacheTests",
             // The child executables are listed so that they are built before the tests that launch them.
             dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "CrashPayload", "FileCacheCrashWriter",
-                           "DescriptorExhaustionChild", "StreamingPayload", "StreamingMemoryChild"]
+                           "DescriptorExhaustionChild", "StreamingPayload", "StreamingMemoryChild", "BusyPoolChild"]
         ),
         .testTarget(
             name: "ManagedCacheUIKitTests",

@@ -57,10 +57,23 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     private var waits = 0
     private var peakQueued = 0
 
+    /// The serial dispatch queue the operations run on. Held here: `OperationQueue` does not
+    /// retain its `underlyingQueue`.
+    ///
+    /// Why one of its own: without it the operations run on a concurrent dispatch queue, that is
+    /// on dispatch's default-QoS pool, which on Linux is also Swift's cooperative pool (one thread
+    /// per core). While tasks computed without suspending, an app's or the test suite's, no chunk
+    /// reached any receiver and every download of the process looked silent to the idle timeout
+    /// (in CI, six dripping loads timed out after 2.5 s although their server sent every 0.1 s).
+    /// A serial queue runs on dispatch's overcommit pool, which adds a thread when every other
+    /// one is busy.
+    private let deliveryQueue = DispatchQueue(label: "ManagedCache.URLSessionDataLoader.delegate")
+
     override init() {
         super.init()
         maxConcurrentOperationCount = 1
         name = "ManagedCache.URLSessionDataLoader"
+        underlyingQueue = deliveryQueue
     }
 
     /// The most operations held at once: the byte budget over the largest chunk seen.
