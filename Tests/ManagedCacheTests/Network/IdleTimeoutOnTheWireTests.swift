@@ -97,7 +97,9 @@ import Testing
         server.setRoute("/next", .ok(Data("next".utf8)))
         let loader = URLSessionDataLoader(maximumConnectionsPerHost: 1)
         let first = Receiver()
-        let running = Task { try await loader.load(DataLoadRequest(url: server.url("/stall")), receiver: first) }
+        // URLSession's backstop timeout (the request's, plus a second) must not end the stalled
+        // load while a starved machine delays this test: it would free the host's connection.
+        let running = Task { try await loader.load(DataLoadRequest(url: server.url("/stall"), timeout: 300), receiver: first) }
         #expect(await waitUntil { first.entries.contains("response") })
         #expect(first.entries.first == "started", "a load under the limit starts at once, without waiting")
 

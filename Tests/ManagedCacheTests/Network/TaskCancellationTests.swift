@@ -52,7 +52,8 @@ import Testing
         server.setRoute("/stall", .ok(fixtureBody("stall", count: 10_000)).behaving(.stall(afterBodyBytes: 100)))
         let loader = URLSessionDataLoader()
         let receiver = Receiver()
-        let load = Task { try await loader.load(DataLoadRequest(url: server.url("/stall")), receiver: receiver) }
+        // A long backstop timeout: the transfer must still be running when the test cancels it.
+        let load = Task { try await loader.load(DataLoadRequest(url: server.url("/stall"), timeout: 300), receiver: receiver) }
         #expect(await waitUntil { receiver.responseCount == 1 })
         load.cancel()
         await #expect(throws: ManagedCacheError.self) { try await load.value }

@@ -113,5 +113,8 @@ func makePreviewManager(_ loader: ChunkedLoader, interval: Double = 0) -> Object
     configuration.policy.retry = .none
     configuration.policy.failureMemoryInterval = 0
     configuration.previewInterval = interval
+    // The loader holds each chunk until the test releases it: no idle timer may end the load
+    // first on a starved machine (see makeNetworkManager).
+    configuration.policy.timeout = 300
     return ObjectManager(configuration: configuration)
 }

@@ -71,6 +71,7 @@ final class PhotoPreviewUser: ManagedObjectUser {
         // The images article, "Progressive JPEG previews":
         var configuration = ObjectManager.Configuration.images()
         configuration.previewInterval = 0.25  // the default: at most four previews a second
+        configuration.policy.timeout = 300  // the test's, not the article's: the gate holds the body
         let manager = ObjectManager(configuration: configuration)
         let user = PhotoPreviewUser(url: photoURL)
         manager.manage(user)
