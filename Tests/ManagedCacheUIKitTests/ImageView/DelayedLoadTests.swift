@@ -22,7 +22,7 @@ import TestSupport
         #expect(await waitUntil { loader.requestCount("a") == 1 })
         // A timer never fires early, so this bound holds however slow the machine is.
         #expect(DispatchTime.now().uptimeNanoseconds - start >= 50_000_000)
-        #expect(await waitUntil { view.displayed == .image(image) })
+        #expect(await waitUntil { recorder.contents.last == .image(image) })
         // The placeholder (set before), the spinner while loading, then the image.
         let displays = recorder.displays
         #expect(displays.first == ImageViewDisplay(content: .placeholder(placeholder)))

@@ -36,7 +36,7 @@ import TestSupport
         pushedOut.manage()
         #expect(pushedOut.isActivityIndicatorVisible)
         loader.release("1")
-        #expect(await waitUntil { pushedOut.displayed == .image(first) })
+        #expect(await waitUntil { recorder.contents.last == .image(first) })
     }
 
     @Test func theDelegateIsHeldWeakly() throws {

@@ -23,7 +23,7 @@ import TestSupport
         #expect(recorder.displays.first?.isActivityIndicatorVisible == true)
         #expect(view.isActivityIndicatorVisible)
         loader.release("a")
-        #expect(await waitUntil { view.displayed == .image(image) })
+        #expect(await waitUntil { recorder.contents.last == .image(image) && recorder.callbacks.last == .imageSet(image, .network) })
 
         let displays = recorder.displays
         #expect(
@@ -82,7 +82,7 @@ import TestSupport
         #expect(recorder.callbacks.allSatisfy { if case .progress = $0 { true } else { false } })
         #expect(recorder.displays.last?.progress == expected)
         loader.release("a")
-        #expect(await waitUntil { view.displayed.loadedImage != nil })
+        #expect(await waitUntil { recorder.contents.last?.loadedImage != nil })
         #expect(view.progress == nil)
     }
 
@@ -98,7 +98,7 @@ import TestSupport
         view.delegate = delegate
 
         view.load(url: ScriptedDataLoader.url("missing"))
-        #expect(await waitUntil { view.displayed == .failure(failureImage) })
+        #expect(await waitUntil { recorder.contents.last == .failure(failureImage) && !recorder.callbacks.isEmpty })
         #expect(!view.isActivityIndicatorVisible)
         #expect(recorder.callbacks == [.failed(.httpStatus(code: 404))])
         #expect(delegate.entries == [.failed(.httpStatus(code: 404))])
@@ -113,7 +113,11 @@ import TestSupport
         let recorder = ViewRecorder(view)
 
         view.load(url: ScriptedDataLoader.url("cut"))
-        #expect(await waitUntil { view.displayed == .failure(nil) })
+        #expect(
+            await waitUntil {
+                recorder.contents.last == .failure(nil)
+                    && recorder.callbacks.last.map { if case .failed = $0 { true } else { false } } == true
+            })
         guard case .failed(.decodingFailed) = recorder.callbacks.last else {
             Issue.record("expected decodingFailed, got \(recorder.callbacks)")
             return

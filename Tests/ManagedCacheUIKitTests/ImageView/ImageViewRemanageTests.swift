@@ -28,12 +28,16 @@ import TestSupport
         #expect(await waitUntil { gate.arrivals == 1 })
         if firstLoadFinished {
             gate.open()
-            #expect(await waitUntil { view.displayed == .image(image) })
+            #expect(await waitUntil { recorder.contents.last == .image(image) })
         }
         view.load(url: server.url("/photo?sig=2"), oid: "photo-7")
         gate.open()
 
-        #expect(await waitUntil { view.displayed == .image(image) && !view.isActivityIndicatorVisible })
+        #expect(
+            await waitUntil {
+                recorder.contents.last == .image(image) && !view.isActivityIndicatorVisible
+                    && recorder.callbacks.last.map { if case .imageSet = $0 { true } else { false } } == true
+            })
         #expect(await waitUntil { manager.activeLoadCount == 0 })
         let imageSets = recorder.callbacks.filter { if case .imageSet = $0 { true } else { false } }
         #expect(imageSets.count == (firstLoadFinished ? 2 : 1))

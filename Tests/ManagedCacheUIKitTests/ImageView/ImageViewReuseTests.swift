@@ -25,7 +25,7 @@ import TestSupport
         #expect(!recorder.shownImages.contains(old))
         #expect(view.displayed == .empty && view.isActivityIndicatorVisible)
         loader.release("new")
-        #expect(await waitUntil { view.displayed == .image(new) })
+        #expect(await waitUntil { recorder.contents.last == .image(new) })
         #expect(recorder.shownImages == [new])
         #expect(!recorder.callbacks.contains(.imageSet(old, .network)))
     }
@@ -38,15 +38,17 @@ import TestSupport
         let placeholder = try decodedPNG(seed: 99)
         let view = ManagedImageView(manager: manager)
         view.placeholder = placeholder
+        // Every callback of the first load delivered (the image set is its last) before recording.
+        let firstLoad = ViewRecorder(view)
         view.load(url: ScriptedDataLoader.url("old"))
-        #expect(await waitUntil { view.displayed == .image(old) })
+        #expect(await waitUntil { firstLoad.callbacks.last == .imageSet(old, .network) })
 
         let recorder = ViewRecorder(view)
         view.load(url: ScriptedDataLoader.url("new"))
         #expect(view.displayed == .placeholder(placeholder))
         #expect(recorder.contents.first == .placeholder(placeholder))
         loader.release("new")
-        #expect(await waitUntil { view.displayed.loadedImage != nil })
+        #expect(await waitUntil { recorder.contents.last?.loadedImage != nil })
         #expect(!recorder.shownImages.contains(old))
     }
 
@@ -66,7 +68,7 @@ import TestSupport
         #expect(recorder.shownImages.isEmpty)
         #expect(recorder.callbacks.allSatisfy { if case .progress = $0 { true } else { false } })
         view.manage()
-        #expect(await waitUntil { view.displayed == .image(new) })
+        #expect(await waitUntil { recorder.contents.last == .image(new) })
         #expect(recorder.shownImages == [new])
     }
 
@@ -78,8 +80,10 @@ import TestSupport
         let placeholder = try decodedPNG(seed: 99)
         let view = ManagedImageView(manager: manager)
         view.placeholder = placeholder
+        // Every callback of the first load delivered (the image set is its last) before recording.
+        let firstLoad = ViewRecorder(view)
         view.load(url: ScriptedDataLoader.url("first"))
-        #expect(await waitUntil { view.displayed == .image(first) })
+        #expect(await waitUntil { firstLoad.callbacks.last == .imageSet(first, .network) })
 
         view.clear()
         #expect(view.displayed == .placeholder(placeholder))
@@ -99,8 +103,10 @@ import TestSupport
         let image = try scriptPNG(loader, "a", seed: 1)
         let manager = makeImageManager(loader: loader)
         let view = ManagedImageView(manager: manager)
+        // Every callback of the first load delivered (the image set is its last) before recording.
+        let firstLoad = ViewRecorder(view)
         view.load(url: ScriptedDataLoader.url("a"))
-        #expect(await waitUntil { view.displayed == .image(image) })
+        #expect(await waitUntil { firstLoad.callbacks.last == .imageSet(image, .network) })
         let recorder = ViewRecorder(view)
         view.manage()
         view.load(url: ScriptedDataLoader.url("a"))

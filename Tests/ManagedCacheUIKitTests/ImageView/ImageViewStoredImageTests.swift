@@ -59,7 +59,7 @@ private final class Switch: Sendable {
         #expect(recorder.displays == [ImageViewDisplay(content: .image(mine))])
         open.turnOn()
         let circle = try CircleImageProcessor().process(mine)
-        #expect(await waitUntil { view.displayed == .image(circle) })
+        #expect(await waitUntil { recorder.contents.last == .image(circle) && recorder.callbacks.last == .imageSet(circle, .stored) })
         #expect(recorder.callbacks == [.imageSet(mine, .stored), .imageSet(circle, .stored)])
         #expect(recorder.displays.last?.transition == .fade, "the variant replaces what was on screen")
         let decoder = ImageDecoder(processors: [CircleImageProcessor(), held])

@@ -55,7 +55,7 @@ import TestSupport
             setup.gate.release()
         }
         let image = try ImageDecoder().decodeImage(setup.body)
-        #expect(await waitUntil { view.displayed == .image(image) })
+        #expect(await waitUntil { recorder.contents.last == .image(image) && recorder.callbacks.last == .imageSet(image, .network) })
 
         // placeholder → previews of 1, 2, … 9 scans → the image, each preview shown once, in order.
         var kinds: [String] = []
@@ -90,7 +90,7 @@ import TestSupport
         #expect(await waitUntil { previewScans(view.displayed) == 1 })
         setup.gate.releaseAll()
         let image = try ImageDecoder().decodeImage(setup.body)
-        #expect(await waitUntil { view.displayed == .image(image) })
+        #expect(await waitUntil { recorder.contents.last == .image(image) })
         // Within the hour only the first scan was shown; the image replaced it.
         #expect(Set(recorder.contents.compactMap(previewScans)) == [1])
     }
@@ -104,7 +104,7 @@ import TestSupport
         #expect(await waitUntil { setup.gate.piecesSent == 1 })
         setup.gate.releaseAll()
         let image = try ImageDecoder().decodeImage(setup.body)
-        #expect(await waitUntil { view.displayed == .image(image) })
+        #expect(await waitUntil { recorder.contents.last == .image(image) })
         #expect(recorder.contents.compactMap(previewScans).isEmpty)
     }
 
