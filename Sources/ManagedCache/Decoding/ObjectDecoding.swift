@@ -168,6 +168,15 @@ public struct LoadedData: Sendable {
         guard let fileURL else { return Data() }
         return try Data(contentsOf: fileURL, options: .mappedIfSafe)
     }
+
+    /// Whether these are a file-cache entry's bytes whose file is gone: another instance of the
+    /// cache (or anything else) removed it between the lookup and the decode. The manager then
+    /// drops the entry and loads again, as after a miss, instead of failing with the decoder's
+    /// error. Checked only after a decode failed.
+    var fileCacheEntryVanished: Bool {
+        guard temporaryFile == nil, let fileURL else { return false }
+        return !FileManager.default.fileExists(atPath: fileURL.path)
+    }
 }
 
 /// Where a load's bytes or object came from. Users receive it with the object, and the

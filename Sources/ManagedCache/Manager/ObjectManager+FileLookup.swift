@@ -60,13 +60,14 @@ extension ObjectManager {
             if synchronously, MonotonicInstant.now.seconds(since: readStart) > configuration.synchronousFileReadTimeBudget {
                 // The read alone used the caller's budget: decode and deliver in the background.
                 LoadingTask.start { [weak self] in
-                    self?.decodeFileCacheHit(job, fileKey: source.fileKey, isVariant: source.isVariant, policy: policy)
+                    self?.decodeFileCacheHit(job, fileKey: source.fileKey, isVariant: source.isVariant)
                 }
                 return
             }
             let outcome = decoder.decode(loaded)
-            if case .failure = outcome, source.isVariant {
-                fileCache?.removeEntry(forKey: source.fileKey)  // a bad variant: fall back to the original
+            if case .failure = outcome, source.isVariant || loaded.fileCacheEntryVanished {
+                // A bad variant: fall back to the original. An entry whose file vanished: a miss.
+                fileCache?.removeEntry(forKey: source.fileKey)
                 continue
             }
             completeDecode(job, outcome: outcome, synchronousUser: synchronousUser, countingFileCacheHit: true)
@@ -92,23 +93,31 @@ extension ObjectManager {
     }
 
     /// A file-cache hit read on the caller's thread past its time budget, decoded and delivered on
-    /// the loading executor instead; a bad variant or original falls back to a load.
-    func decodeFileCacheHit(_ job: DecodeJob, fileKey: String, isVariant: Bool, policy: LoadPolicy) {
+    /// the loading executor instead; a bad variant, or an entry whose file vanished, falls back to
+    /// a load.
+    func decodeFileCacheHit(_ job: DecodeJob, fileKey: String, isVariant: Bool) {
         let outcome = job.decoder.decode(job.data)
-        if case .failure = outcome, isVariant {
+        if case .failure = outcome, isVariant || job.data.fileCacheEntryVanished {
             fileCache?.removeEntry(forKey: fileKey)
-            let work = state.withLock { state -> PendingWork in
-                guard let handler = state.handlers[job.key], handler.generation == job.generation, case .loaded = handler.phase
-                else { return PendingWork() }
-                return _startLoading(job.key, evictable: policy.participatesInLoadingBuffer, in: &state)
-            }
-            perform(work)
+            loadAfterFileCacheEntryFailed(job)
             return
         }
         completeDecode(job, outcome: outcome, countingFileCacheHit: true)
         if case .success(let object) = outcome, !isVariant, job.decoder.storesVariant {
             storeVariantIfNeeded(job, object: object)
         }
+    }
+
+    /// Loads `job`'s key again, as after a file-cache miss, when the file-cache bytes it decoded
+    /// turned out unusable (a bad variant, an entry whose file vanished) and its handler still
+    /// waits for that decode.
+    func loadAfterFileCacheEntryFailed(_ job: DecodeJob) {
+        let work = state.withLock { state -> PendingWork in
+            guard let handler = state.handlers[job.key], handler.generation == job.generation, case .loaded = handler.phase
+            else { return PendingWork() }
+            return _startLoading(job.key, evictable: handler.policy.participatesInLoadingBuffer, in: &state)
+        }
+        perform(work)
     }
 
     /// After decoding original bytes, stores the decoder's variant in the file cache (and drops the

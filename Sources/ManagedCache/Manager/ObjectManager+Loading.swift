@@ -81,6 +81,12 @@ extension ObjectManager {
                 guard let jobs = self?.completeFetch(dataKey: dataKey, fetch: identifier, result: result) else { return }
                 for job in jobs {
                     let outcome = job.decoder.decode(job.data)
+                    if case .failure = outcome, job.origin == .fileCache, job.data.fileCacheEntryVanished {
+                        // Removed by another instance between the read and the decode: a miss.
+                        self?.fileCache?.removeEntry(forKey: dataKey)
+                        self?.loadAfterFileCacheEntryFailed(job)
+                        continue
+                    }
                     // Deliver first (the users are waiting), then store the variant, on this task.
                     self?.completeDecode(job, outcome: outcome)
                     if case .success(let object) = outcome { self?.storeVariantIfNeeded(job, object: object) }
