@@ -7,6 +7,9 @@ struct ProcessSample {
     var seconds: Double
     var residentBytes: Int?
     var descriptors: Int?
+    /// Of `descriptors`, the runtime's event descriptors (`eventfd`, `timerfd`, `epoll`): libdispatch
+    /// and CoreFoundation make them, never the engine (see `runSoak`'s verdict).
+    var runtimeEventDescriptors: Int?
     var threads: Int?
     /// Bytes the C heap has handed out and not had back (glibc's `mallinfo2`: small blocks in use
     /// plus mmapped blocks): the live heap, apart from what `malloc` keeps in free lists.
@@ -19,11 +22,19 @@ struct ProcessSample {
         #if os(Linux)
         return ProcessSample(
             seconds: seconds, residentBytes: statusField("VmRSS"),
-            descriptors: entries("/proc/self/fd"), threads: entries("/proc/self/task"),
-            heapInUseBytes: heapInUse())
+            descriptors: entries("/proc/self/fd"), runtimeEventDescriptors: runtimeEventDescriptorCount(),
+            threads: entries("/proc/self/task"), heapInUseBytes: heapInUse())
         #else
-        return ProcessSample(seconds: seconds, residentBytes: nil, descriptors: nil, threads: nil, heapInUseBytes: nil)
+        return ProcessSample(
+            seconds: seconds, residentBytes: nil, descriptors: nil, runtimeEventDescriptors: nil, threads: nil,
+            heapInUseBytes: nil)
         #endif
+    }
+
+    /// The descriptors the engine or the server could hold: all but the runtime's event descriptors.
+    var engineDescriptors: Int? {
+        guard let descriptors else { return nil }
+        return descriptors - (runtimeEventDescriptors ?? 0)
     }
 
     /// Open descriptors naming a file under `directory` (Linux; `nil` elsewhere).
@@ -43,6 +54,16 @@ struct ProcessSample {
     private static func heapInUse() -> Int? {
         let bytes = heap_probe_bytes_in_use()
         return bytes < 0 ? nil : Int(bytes)
+    }
+
+    /// Open descriptors that are event descriptors (`anon_inode:[eventfd]`, `[timerfd]`, `[eventpoll]`).
+    private static func runtimeEventDescriptorCount() -> Int? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
+        return names.reduce(0) { count, name in
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)) ?? ""
+            let isEvent = ["anon_inode:[eventfd]", "anon_inode:[timerfd]", "anon_inode:[eventpoll]"].contains(target)
+            return isEvent ? count + 1 : count
+        }
     }
 
     private static func entries(_ path: String) -> Int? {
