@@ -1,7 +1,7 @@
 import Foundation
 
-/// A child executable of the package (`DescriptorExhaustionChild`, `StreamingMemoryChild`), built
-/// by SwiftPM beside the test bundle (or in the package's `.build`).
+/// A child executable of the package (`DescriptorExhaustionChild`, `StreamingMemoryChild`,
+/// `BusyPoolChild`), built by SwiftPM beside the test bundle (or in the package's `.build`).
 public func childExecutable(named name: String) throws -> URL {
     var directories: [URL] = []
     var current = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
@@ -28,4 +28,51 @@ public struct ChildExecutableNotFound: Error, CustomStringConvertible {
     /// Where it was looked for.
     public var searched: [String]
     public var description: String { "\(name) not found; looked in: \(searched.joined(separator: ", "))" }
+}
+
+/// How a child program ended and what it printed (see `runChild(named:arguments:environment:timeout:)`).
+public struct ChildRun {
+    /// Whether it ended within the time allowed (it was terminated otherwise).
+    public var ended: Bool
+    /// How it ended.
+    public var terminationReason: Process.TerminationReason
+    /// Its exit status, or the signal that ended it.
+    public var terminationStatus: Int32
+    /// Its standard output, line by line.
+    public var lines: [String]
+
+    /// Whether it exited by itself with status 0.
+    public var succeeded: Bool { ended && terminationReason == .exit && terminationStatus == 0 }
+
+    /// What follows `name` and a space on the first line that starts with them.
+    public func value(_ name: String) -> String? {
+        lines.first { $0.hasPrefix(name + " ") }.map { String($0.dropFirst(name.count + 1)) }
+    }
+}
+
+/// Runs the package's child program `name`, waits at most `timeout` seconds (terminating it past
+/// that) and collects its standard output.
+///
+/// - Parameters:
+///   - name: The executable target's name.
+///   - arguments: Its command-line arguments.
+///   - environment: Its environment; default the test process's.
+///   - timeout: How long it may run; default `waitBound`.
+public func runChild(
+    named name: String, arguments: [String], environment: [String: String]? = nil, timeout: Double = waitBound
+) throws -> ChildRun {
+    let process = Process()
+    process.executableURL = try childExecutable(named: name)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let ended = waitUntilBlocking(timeout: timeout) { !process.isRunning }
+    if !ended { process.terminate() }
+    process.waitUntilExit()
+    let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        .split(separator: "\n").map(String.init)
+    return ChildRun(
+        ended: ended, terminationReason: process.terminationReason, terminationStatus: process.terminationStatus, lines: lines)
 }

@@ -19,21 +19,11 @@ import Testing
         defer { server.stop() }
         // One chunk every 50 ms for 20 s: the child needs five while the pool is full.
         server.setRoute("/drip", .ok(fixtureBody("drip", count: 400_000)).behaving(.drip(chunkSize: 1_000, interval: 0.05)))
-        let process = Process()
-        process.executableURL = try childExecutable(named: "BusyPoolChild")
-        process.arguments = [server.url("/drip").absoluteString]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let ended = waitUntilBlocking(timeout: 300) { !process.isRunning }
-        if !ended { process.terminate() }
-        process.waitUntilExit()
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n").map(String.init)
-        #expect(ended, "the child hung: \(lines)")
-        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(lines)")
-        let delivered = lines.first { $0.hasPrefix("delivered-while-full ") }.flatMap { Int($0.dropFirst(21)) }
-        #expect((delivered ?? 0) >= 5, "chunks delivered while every pool thread computed: \(lines)")
+        let child = try runChild(named: "BusyPoolChild", arguments: [server.url("/drip").absoluteString], timeout: 300)
+        #expect(child.ended, "the child hung: \(child.lines)")
+        #expect(child.succeeded, "\(child.lines)")
+        let delivered = child.value("delivered-while-full").flatMap { Int($0) }
+        #expect((delivered ?? 0) >= 5, "chunks delivered while every pool thread computed: \(child.lines)")
     }
     #endif
 }

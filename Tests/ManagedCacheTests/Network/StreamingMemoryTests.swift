@@ -23,27 +23,16 @@ import Testing
         server.setRoute("/big", .ok(body))
         server.setRoute("/big/warm-up", .ok(StreamingPayload.block(0)))
         let directory = TemporaryDirectory(prefix: "streaming-memory")
-        let process = Process()
-        process.executableURL = try childExecutable(named: "StreamingMemoryChild")
-        process.arguments = [server.url("/big").absoluteString, "\(Self.blocks)", mode, directory.url.path]
-        // The temporary file of a download without a file cache goes where the test cleans up.
-        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.url.path]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let ended = waitUntilBlocking(timeout: 300) { !process.isRunning }
-        if !ended { process.terminate() }
-        process.waitUntilExit()
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n").map(String.init)
-        func value(_ name: String) -> String? {
-            lines.first { $0.hasPrefix(name + " ") }.map { String($0.dropFirst(name.count + 1)) }
-        }
-        #expect(ended, "the child hung: \(lines)")
-        #expect(process.terminationReason == .exit, "the child crashed (signal \(process.terminationStatus)): \(lines)")
-        #expect(process.terminationStatus == 0, "\(lines)")
-        #expect(value("content")?.hasPrefix("ok") == true, "\(lines)")
-        let growth = try #require(value("peak-growth").flatMap { Int($0) }, "\(lines)")
+        let child = try runChild(
+            named: "StreamingMemoryChild", arguments: [server.url("/big").absoluteString, "\(Self.blocks)", mode, directory.url.path],
+            // The temporary file of a download without a file cache goes where the test cleans up.
+            environment: ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.url.path]) { $1 }, timeout: 300)
+        let lines = child.lines
+        #expect(child.ended, "the child hung: \(lines)")
+        #expect(child.terminationReason == .exit, "the child crashed (signal \(child.terminationStatus)): \(lines)")
+        #expect(child.terminationStatus == 0, "\(lines)")
+        #expect(child.value("content")?.hasPrefix("ok") == true, "\(lines)")
+        let growth = try #require(child.value("peak-growth").flatMap { Int($0) }, "\(lines)")
         #expect(growth < Self.limit, "peak resident memory \(growth >> 20) MiB above the baseline: \(lines)")
         print("streaming memory (\(mode)): " + lines.joined(separator: "; "))
     }

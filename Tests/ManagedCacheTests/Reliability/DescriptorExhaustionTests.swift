@@ -17,20 +17,11 @@ import Testing
 
     @Test(arguments: ["single", "big"]) func runningOutOfDescriptorsCrashesNothingAndDamagesNothing(kind: String) throws {
         let directory = TemporaryDirectory(prefix: "descriptor-exhaustion")
-        let process = Process()
-        process.executableURL = try childExecutable(named: "DescriptorExhaustionChild")
-        process.arguments = [directory.url.path, kind]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let ended = waitUntilBlocking { !process.isRunning }
-        if !ended { process.terminate() }
-        process.waitUntilExit()
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n").map(String.init)
-        #expect(ended, "the child hung: \(lines)")
-        #expect(process.terminationReason == .exit, "the child crashed (signal \(process.terminationStatus)): \(lines)")
-        #expect(process.terminationStatus == 0, "\(lines.filter { $0.contains(" FAIL ") })")
+        let child = try runChild(named: "DescriptorExhaustionChild", arguments: [directory.url.path, kind])
+        let lines = child.lines
+        #expect(child.ended, "the child hung: \(lines)")
+        #expect(child.terminationReason == .exit, "the child crashed (signal \(child.terminationStatus)): \(lines)")
+        #expect(child.terminationStatus == 0, "\(lines.filter { $0.contains(" FAIL ") })")
         for step in Self.steps {
             #expect(lines.contains { $0.hasPrefix(step + " ok") }, "step \(step): \(lines.filter { $0.hasPrefix(step) })")
         }
