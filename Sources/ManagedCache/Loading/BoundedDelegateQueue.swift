@@ -64,9 +64,9 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     /// on dispatch's default-QoS pool, which on Linux is also Swift's cooperative pool (one thread
     /// per core). While tasks computed without suspending, an app's or the test suite's, no chunk
     /// reached any receiver and every download of the process looked silent to the idle timeout
-    /// (in CI, six dripping loads timed out after 2.5 s although their server sent every 0.1 s).
-    /// A serial queue runs on dispatch's overcommit pool, which adds a thread when every other
-    /// one is busy.
+    /// (in CI, four to six dripping loads timed out after 2.5 s although their server sent every
+    /// 0.1 s). A serial queue runs on dispatch's overcommit pool, which adds a thread when every
+    /// other one is busy.
     private let deliveryQueue = DispatchQueue(label: "ManagedCache.URLSessionDataLoader.delegate")
 
     override init() {

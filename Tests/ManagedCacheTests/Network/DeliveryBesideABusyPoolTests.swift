@@ -9,7 +9,7 @@ import Testing
 /// On Linux the cooperative pool is dispatch's default-QoS pool: one thread per core. An
 /// `OperationQueue` runs its operations on a concurrent dispatch queue, the same pool, so while
 /// tasks computed without suspending (an app's, or this suite's own) no chunk reached any
-/// receiver and every download of the process looked silent to the idle timeout: in CI, six
+/// receiver and every download of the process looked silent to the idle timeout: in CI, four to six
 /// dripping loads timed out after 2.5 s although their server sent every 0.1 s. The child
 /// process (`BusyPoolChild`) fills the pool and counts what is delivered meanwhile.
 @Suite(.offCooperativePool, .spawnsChildProcesses) struct DeliveryBesideABusyPoolTests {
