@@ -20,9 +20,11 @@ struct ProcessSample {
     static func now(since start: Date) -> ProcessSample {
         let seconds = Date().timeIntervalSince(start)
         #if os(Linux)
+        // One listing for both counts, so that the engine's share is of one moment.
+        let descriptorNames = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
         return ProcessSample(
             seconds: seconds, residentBytes: statusField("VmRSS"),
-            descriptors: entries("/proc/self/fd"), runtimeEventDescriptors: runtimeEventDescriptorCount(),
+            descriptors: descriptorNames?.count, runtimeEventDescriptors: descriptorNames.map(runtimeEventDescriptorCount),
             threads: entries("/proc/self/task"), heapInUseBytes: heapInUse())
         #else
         return ProcessSample(
@@ -56,10 +58,10 @@ struct ProcessSample {
         return bytes < 0 ? nil : Int(bytes)
     }
 
-    /// Open descriptors that are event descriptors (`anon_inode:[eventfd]`, `[timerfd]`, `[eventpoll]`).
-    private static func runtimeEventDescriptorCount() -> Int? {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
-        return names.reduce(0) { count, name in
+    /// How many of the descriptors `names` (entries of `/proc/self/fd`) are event descriptors
+    /// (`anon_inode:[eventfd]`, `[timerfd]`, `[eventpoll]`).
+    private static func runtimeEventDescriptorCount(_ names: [String]) -> Int {
+        names.reduce(0) { count, name in
             let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)) ?? ""
             let isEvent = ["anon_inode:[eventfd]", "anon_inode:[timerfd]", "anon_inode:[eventpoll]"].contains(target)
             return isEvent ? count + 1 : count
