@@ -17,9 +17,11 @@ public func makeNetworkManager(
     // No backoff: a remembered failure stays refused for the whole interval, so a test that
     // counts requests after a failure does not see a retry because the machine was slow.
     configuration.policy.failureMemoryFirstInterval = configuration.policy.failureMemoryInterval
-    // No time budget on synchronous file-cache reads: tests that expect a hit inside `manage`
-    // must get it however busy the machine is; the budget's own tests set it.
+    // No time budget on synchronous file-cache reads, and none on `manage`'s wait for a lock:
+    // tests that expect a hit, a shared object or a remembered failure inside `manage` must get
+    // it however busy the machine is; the budgets' own tests set them.
     configuration.synchronousFileReadTimeBudget = 3_600
+    configuration.manageLockWaitBudget = 3_600
     configure(&configuration)
     return ObjectManager(configuration: configuration)
 }

@@ -171,8 +171,16 @@ struct FetchOperation: Sendable {
     }
 
     /// The time budget of a read on the caller's thread: the store of a `FileCache` or a
-    /// `BigFileCache`, whose lock is waited for, and when waiting for it ends.
-    typealias ReadBudget = (store: CacheStore, deadline: MonotonicInstant)
+    /// `BigFileCache`, whose lock is waited for, when waiting for it ends, and how long one wait
+    /// may last at most (`Configuration.manageLockWaitBudget`).
+    struct ReadBudget {
+        let store: CacheStore
+        let deadline: MonotonicInstant
+        let lockWait: Double
+
+        /// How long the next wait for the store's lock may last.
+        var nextWait: Double { min(lockWait, deadline.seconds(since: .now)) }
+    }
 
     /// What a read of the file cache with a time budget found.
     enum BoundedRead {
@@ -192,7 +200,7 @@ struct FetchOperation: Sendable {
         let found: FileCacheEntry?
         var lookedUp: CacheStore.LookedUp?
         if let budget {
-            guard case .answered(let answer) = budget.store.entry(forKey: dataKey, waitingAtMost: budget.deadline.seconds(since: .now))
+            guard case .answered(let answer) = budget.store.entry(forKey: dataKey, waitingAtMost: budget.nextWait)
             else { return .busy }
             lookedUp = answer
             found = answer?.entry
@@ -222,9 +230,9 @@ struct FetchOperation: Sendable {
             if entry.byteCount <= inMemoryThreshold {
                 let bytes: Data?
                 if let budget, let lookedUp {
-                    bytes = try budget.store.readData(lookedUp, waitingAtMost: budget.deadline.seconds(since: .now))
+                    bytes = try budget.store.readData(lookedUp, waitingAtMost: budget.nextWait)
                 } else if let budget {
-                    bytes = try budget.store.readData(for: entry, waitingAtMost: budget.deadline.seconds(since: .now))
+                    bytes = try budget.store.readData(for: entry, waitingAtMost: budget.nextWait)
                 } else {
                     bytes = try fileCache.readData(for: entry)
                 }

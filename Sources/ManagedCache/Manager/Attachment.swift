@@ -77,6 +77,37 @@ final class AttachmentCurrency: Sendable {
     }
 }
 
+/// The currency of each record in the manager's table of users, by user, behind a lock of its
+/// own (kept beside the table, under the manager's lock).
+///
+/// Why: a `manage` whose section is left to the lock's holder (`ManagerLock`) returns before its
+/// user is attached anew. Deliveries decided for the user's earlier request must not reach it
+/// from then on (a reused cell would show the last row's image), so that `manage` retires the
+/// record's current attachment here first, without the manager's lock. The section then
+/// publishes the new one when it runs.
+final class AttachmentCurrencies: Sendable {
+    private let table = Lock<[ObjectIdentifier: AttachmentCurrency]>([:])
+
+    /// Records `record` as its user's (under the manager's lock, when it enters the table).
+    func register(_ record: Attachment) {
+        table.withLock { $0[record.userID] = record.currency }
+    }
+
+    /// Forgets `record` (under the manager's lock, when it leaves the table), unless a newer
+    /// record of the same user replaced it.
+    func unregister(_ record: Attachment) {
+        table.withLock { table in
+            if table[record.userID] === record.currency { table[record.userID] = nil }
+        }
+    }
+
+    /// Makes every delivery decided so far for the user's current attachment stale. Called
+    /// without the manager's lock, before the section that attaches the user anew is left.
+    func retireCurrentAttachment(of userID: ObjectIdentifier) {
+        table.withLock { $0[userID] }?.publish(0)
+    }
+}
+
 /// The users a handler serves, in the order they came; keeps each attachment's `isListed`.
 ///
 /// The first user is stored inline: most handlers serve one user, and a memory hit creates a

@@ -53,7 +53,7 @@ final class FetchTaskSlot: Sendable {
 }
 
 /// A fetch task to create once the manager's lock is released (`ManagerLock`).
-struct FetchStart {
+struct FetchStart: Sendable {
     let slot: FetchTaskSlot
     /// The manager's count of fetch tasks created and not finished.
     let running: SharedLock<Int>

@@ -7,6 +7,10 @@ struct ManagerState {
     var handlers: [ObjectKey: ObjectHandler] = [:]
     var fetches: [String: FetchRecord] = [:]
     var attachments: [ObjectIdentifier: Attachment] = [:]
+    /// The currencies of `attachments`' records, reachable without this lock (see
+    /// `AttachmentCurrencies`); kept in step with `attachments` by `_insertAttachment` and
+    /// `_removeAttachment`.
+    let currencies: AttachmentCurrencies
     var loadingBuffer: LoadingBuffer
     var prefetchQueue = PrefetchQueue()
     var runningPrefetches = 0
@@ -25,8 +29,23 @@ struct ManagerState {
     /// Fetch tasks to create once the lock is released (`ManagerLock`, `FetchTaskSlot`).
     var fetchStarts: [FetchStart] = []
 
-    init(loadingBufferSize: Int) {
+    init(loadingBufferSize: Int, currencies: AttachmentCurrencies = AttachmentCurrencies()) {
         loadingBuffer = LoadingBuffer(capacity: loadingBufferSize)
+        self.currencies = currencies
+    }
+
+    /// Puts `record` in the table of users, as its user's.
+    mutating func _insertAttachment(_ record: Attachment) {
+        attachments[record.userID] = record
+        currencies.register(record)
+    }
+
+    /// Takes the record of `userID` out of the table of users and retires it.
+    mutating func _removeAttachment(of userID: ObjectIdentifier) -> Attachment? {
+        guard let record = attachments.removeValue(forKey: userID) else { return nil }
+        record.retire()
+        currencies.unregister(record)
+        return record
     }
 
     mutating func _makeIdentifier() -> UInt64 {
@@ -127,6 +146,19 @@ struct PendingWork {
         }
     }
 
+    /// Moves what the caller of `manage` does not do on its own thread into `handOff`: the
+    /// cancellations, and the objects to release (see `CallerHandOff`).
+    mutating func moveOffTheCaller(into handOff: inout CallerHandOff) {
+        if let cancellations {
+            handOff.cancellations += cancellations.takeAll()
+            self.cancellations = nil
+        }
+        Self.merge(released, into: &handOff.released)
+        Self.merge(retired, into: &handOff.retired)
+        released = []
+        retired = []
+    }
+
     /// Queues the fetch task of `slot` to be cancelled once the lock is released.
     mutating func cancel(_ task: FetchTaskSlot) {
         if cancellations == nil { cancellations = TaskCancellations() }
@@ -148,6 +180,12 @@ final class TaskCancellations {
     func take(_ other: TaskCancellations) {
         tasks += other.tasks
         other.tasks.removeAll()
+    }
+
+    /// Takes every task out, to cancel elsewhere.
+    func takeAll() -> [FetchTaskSlot] {
+        defer { tasks.removeAll() }
+        return tasks
     }
 
     /// Cancels every task now.

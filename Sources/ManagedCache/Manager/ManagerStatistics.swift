@@ -39,6 +39,9 @@ public struct ManagerStatistics: Sendable, Hashable {
     public var fileCacheErrors = 0
     /// Objects the app stored with `ObjectManager.store` (issue 18.1).
     public var storedObjects = 0
+    /// `manage` calls that did not wait for the manager's lock, busy past
+    /// `Configuration.manageLockWaitBudget`: their work was left to the lock's holder (issue 20).
+    public var deferredCalls = 0
 
     /// All counters at zero.
     public init() {}

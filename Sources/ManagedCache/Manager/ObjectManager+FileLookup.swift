@@ -37,11 +37,16 @@ extension ObjectManager {
                 fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
                 priority: LoadPriorityCell(request.priority), callbacks: .eventsOnly { [weak self] in self?.report($0) })
             let readStart = MonotonicInstant.now
-            // On the caller's thread the time budget also bounds each wait for the file cache's
-            // lock (a `FileCache` or `BigFileCache`): past it the lookup is left to the load,
-            // which reads the cache first, in the background.
+            // On the caller's thread each wait for the file cache's lock (a `FileCache` or
+            // `BigFileCache`) lasts at most `manageLockWaitBudget`, and ends by the time budget:
+            // past it the lookup is left to the load, which reads the cache first, in the background.
             let deadline = readStart.adding(seconds: configuration.synchronousFileReadTimeBudget)
-            let budget = synchronously ? fileCacheStore.map { (store: $0, deadline: deadline) } : nil
+            let budget =
+                synchronously
+                ? fileCacheStore.map {
+                    FetchOperation.ReadBudget(store: $0, deadline: deadline, lockWait: configuration.manageLockWaitBudget)
+                }
+                : nil
             let read = operation.readFromFileCache(
                 acceptingStale: source.isVariant, maximumBytes: synchronously || !source.isVariant ? maximumBytes : nil,
                 within: budget)
@@ -84,12 +89,16 @@ extension ObjectManager {
             }
             return
         }
-        let work = state.withLock { state -> PendingWork in
+        let start: @Sendable (inout ManagerState) -> PendingWork = { [self] state in
             guard let handler = state.handlers[key], handler.generation == generation, case .loaded = handler.phase
             else { return PendingWork() }
             return _startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state)
         }
-        perform(work)
+        if let synchronousUser {
+            performWithinBudget(start, synchronousUser: synchronousUser)
+        } else {
+            perform(state.withLock(start))
+        }
     }
 
     /// A file-cache hit read on the caller's thread past its time budget, decoded and delivered on

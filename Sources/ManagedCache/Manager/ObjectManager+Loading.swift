@@ -333,37 +333,49 @@ extension ObjectManager {
         _ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronousUser: ObjectIdentifier? = nil,
         countingFileCacheHit: Bool = false
     ) {
-        let work = state.withLock { state -> PendingWork in
-            // A file-cache hit is counted in this section rather than a lock of its own: one lock
-            // fewer on the path that reads a hit inside `manage` (issue 20).
-            if countingFileCacheHit { state.statistics.fileCacheHits += 1 }
-            guard let handler = state.handlers[job.key], handler.generation == job.generation,
-                case .loaded = handler.phase
-            else { return PendingWork() }
-            switch outcome {
-            case .success(let object):
-                var work = PendingWork()
-                state.statistics.decodes += 1
-                state.failures.succeeded(job.key)
-                // With no user left, only the memory cache keeps the object (within its limits).
-                handler.finishDecoding(
-                    object: object, origin: job.origin, freshness: job.freshness,
-                    cost: handler.decoder.cost(of: object, byteCount: job.data.byteCount))
-                if handler.policy.cacheInMemory {
-                    work.released += memoryCache.setValue(
-                        CachedObject(object: object, freshness: job.freshness, cost: handler.objectCost),
-                        forKey: job.key, cost: handler.objectCost
-                    ).map(\.object)
-                }
-                work.deliveries += handler.deliveries(of: .ready(object, job.origin))
-                return work
-            case .failure(let error):
-                state.statistics.failures[error.kind, default: 0] += 1
-                state.failures.record(error, for: job.key, policy: handler.policy, now: configuration.failureClock())
-                return _fail(job.key, error: error, generation: job.generation, in: &state)
-            }
+        let section: @Sendable (inout ManagerState) -> PendingWork = { [self] state in
+            _completeDecode(job, outcome: outcome, countingFileCacheHit: countingFileCacheHit, in: &state)
         }
-        perform(work, synchronousUser: synchronousUser)
+        if let synchronousUser {
+            performWithinBudget(section, synchronousUser: synchronousUser)
+        } else {
+            perform(state.withLock(section))
+        }
+    }
+
+    /// `completeDecode`'s section, under the lock.
+    private func _completeDecode(
+        _ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, countingFileCacheHit: Bool,
+        in state: inout ManagerState
+    ) -> PendingWork {
+        // A file-cache hit is counted in this section rather than a lock of its own: one lock
+        // fewer on the path that reads a hit inside `manage` (issue 20).
+        if countingFileCacheHit { state.statistics.fileCacheHits += 1 }
+        guard let handler = state.handlers[job.key], handler.generation == job.generation,
+            case .loaded = handler.phase
+        else { return PendingWork() }
+        switch outcome {
+        case .success(let object):
+            var work = PendingWork()
+            state.statistics.decodes += 1
+            state.failures.succeeded(job.key)
+            // With no user left, only the memory cache keeps the object (within its limits).
+            handler.finishDecoding(
+                object: object, origin: job.origin, freshness: job.freshness,
+                cost: handler.decoder.cost(of: object, byteCount: job.data.byteCount))
+            if handler.policy.cacheInMemory {
+                work.released += memoryCache.setValue(
+                    CachedObject(object: object, freshness: job.freshness, cost: handler.objectCost),
+                    forKey: job.key, cost: handler.objectCost
+                ).map(\.object)
+            }
+            work.deliveries += handler.deliveries(of: .ready(object, job.origin))
+            return work
+        case .failure(let error):
+            state.statistics.failures[error.kind, default: 0] += 1
+            state.failures.record(error, for: job.key, policy: handler.policy, now: configuration.failureClock())
+            return _fail(job.key, error: error, generation: job.generation, in: &state)
+        }
     }
 
     /// A stale object is current again (a `304`, or stale-if-error): back to ready with new

@@ -77,15 +77,48 @@ extension ObjectManager {
         let knownFileMiss = isKnownFileCacheMiss(call, key: key, policy: policy, storesVariant: decoder.storesVariant)
         // 4. Under the lock: attach the user, then share, join, revalidate, answer from the
         //    failure memory, or start (from the file cache or the network).
+        //    Past the lock's wait budget, the section is left to the lock's holder (and the file
+        //    cache, if it is next, is read in the background).
+        let anyDecoder = AnyObjectDecoder(decoder, identifier: identifier)
         var fileLookup: FileLookup?
-        let work = state.withLock { state in
-            _attachAndDecide(
-                call, key: key, policy: policy, decoder: AnyObjectDecoder(decoder, identifier: identifier),
-                stale: cached, link: makeLink, knownFileMiss: knownFileMiss, fileLookup: &fileLookup, in: &state)
-        }
-        // 5. Deliver what was decided; then read the file cache when that is the next step.
-        perform(work, synchronousUser: call.userID)
+        let decided = state.withLock(
+            waitingAtMost: configuration.manageLockWaitBudget,
+            { state in
+                _attachAndDecide(
+                    call, key: key, policy: policy, decoder: anyDecoder, stale: cached, link: makeLink,
+                    knownFileMiss: knownFileMiss, fileLookup: &fileLookup, in: &state)
+            },
+            otherwise: {
+                leaveAttachAndDecide(
+                    call, key: key, policy: policy, decoder: anyDecoder, stale: cached, link: makeLink(), knownFileMiss: knownFileMiss)
+            })
+        guard let decided else { return }
+        // 5. Deliver what was decided, with the rest handed off this thread; then read the file
+        //    cache when that is the next step.
+        perform(decided.result, synchronousUser: call.userID, handingOff: decided.starts)
         if let fileLookup { readFileCache(fileLookup, key: key, synchronousUser: call.userID) }
+    }
+
+    /// Step 4 when the lock stays busy past the budget: retires the user's current attachment
+    /// (nothing decided for its earlier request reaches it from now on) and returns the section
+    /// to leave, which decides as step 4 does, then delivers in the background and reads the
+    /// file cache there, if that is next.
+    private func leaveAttachAndDecide(
+        _ call: ManageCall, key: ObjectKey, policy: LoadPolicy, decoder: AnyObjectDecoder, stale: CachedObject?,
+        link: any UserLink, knownFileMiss: Bool
+    ) -> ManagerLock.LeftSection {
+        currencies.retireCurrentAttachment(of: call.userID)
+        return { state in
+            var fileLookup: FileLookup?
+            let work = self._attachAndDecide(
+                call, key: key, policy: policy, decoder: decoder, stale: stale, link: { link }, knownFileMiss: knownFileMiss,
+                fileLookup: &fileLookup, in: &state)
+            state.statistics.deferredCalls += 1
+            return {
+                self.perform(work)
+                if let fileLookup { self.loadFromFileCache(key: key, lookup: fileLookup, synchronousUser: nil, maximumBytes: nil) }
+            }
+        }
     }
 
     /// A file-cache read decided under the lock, done after it, with what it needs of the
@@ -108,19 +141,52 @@ extension ObjectManager {
         _ cached: CachedObject, _ call: ManageCall, key: ObjectKey, policy: LoadPolicy, decoder: Decoder,
         identifier: String, link makeLink: @Sendable () -> any UserLink, deliverHit: (UserEvent, ObjectRequest) -> Void
     ) {
-        var (work, record) = state.withLock { state in
-            state.statistics.requests += 1
-            state.statistics.memoryHits += 1
-            return _attachForHit(
-                call, link: makeLink, key: key, policy: policy, cached: cached,
-                decoder: decoder, identifier: identifier, in: &state)
+        let onThisThread = call.delivery == .immediate || MainQueue.isCurrent
+        let attached = state.withLock(
+            waitingAtMost: configuration.manageLockWaitBudget,
+            { state in
+                state.statistics.requests += 1
+                state.statistics.memoryHits += 1
+                return _attachForHit(
+                    call, link: makeLink, key: key, policy: policy, cached: cached,
+                    decoder: AnyObjectDecoder(decoder, identifier: identifier), in: &state)
+            },
+            otherwise: {
+                leaveAttachForHit(
+                    call, link: makeLink(), key: key, policy: policy, cached: cached,
+                    decoder: AnyObjectDecoder(decoder, identifier: identifier), deliversHit: !onThisThread)
+            })
+        guard let attached else {
+            // Left to the lock's holder, which attaches the user; the hit is answered now all the same.
+            if onThisThread { deliverHit(.ready(cached.object, .memory), call.request) }
+            return
         }
-        if call.delivery == .immediate || MainQueue.isCurrent {
-            if !work.isEmpty { perform(work) }
+        var work = attached.result.work
+        if onThisThread {
+            perform(work, handingOff: attached.starts)
             deliverHit(.ready(cached.object, .memory), call.request)
         } else {
-            work.deliveries.append(PendingDelivery(to: record, key: key, event: .ready(cached.object, .memory)))
-            perform(work)
+            work.deliveries.append(PendingDelivery(to: attached.result.record, key: key, event: .ready(cached.object, .memory)))
+            perform(work, handingOff: attached.starts)
+        }
+    }
+
+    /// Step 1 when the lock stays busy past the budget: retires the user's current attachment
+    /// and returns the section to leave, which attaches the user as step 1 does, and delivers
+    /// the hit itself when `deliversHit` (a `.mainQueue` user managed off the main queue).
+    private func leaveAttachForHit(
+        _ call: ManageCall, link: any UserLink, key: ObjectKey, policy: LoadPolicy, cached: CachedObject,
+        decoder: AnyObjectDecoder, deliversHit: Bool
+    ) -> ManagerLock.LeftSection {
+        currencies.retireCurrentAttachment(of: call.userID)
+        return { state in
+            state.statistics.requests += 1
+            state.statistics.memoryHits += 1
+            state.statistics.deferredCalls += 1
+            var (work, record) = self._attachForHit(
+                call, link: { link }, key: key, policy: policy, cached: cached, decoder: decoder, in: &state)
+            if deliversHit { work.deliveries.append(PendingDelivery(to: record, key: key, event: .ready(cached.object, .memory))) }
+            return { self.perform(work) }
         }
     }
 
@@ -408,7 +474,7 @@ extension ObjectManager {
             return (record, handler)
         }
         let created = Attachment(link: makeLink(), key: key, request: request, attachment: attachment, evictable: evictable)
-        state.attachments[call.userID] = created
+        state._insertAttachment(created)
         handler.users.append(created)
         return (created, handler)
     }
@@ -416,14 +482,13 @@ extension ObjectManager {
     /// The memory-hit path: attaches the user to a handler holding the object. Returns the work
     /// that detaching it from a previous key caused (usually none), and the user's record, for a
     /// caller that cannot deliver the hit on its own thread.
-    func _attachForHit<Decoder: ObjectDecoding>(
+    func _attachForHit(
         _ call: ManageCall, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
-        cached: CachedObject, decoder: Decoder, identifier: String, in state: inout ManagerState
+        cached: CachedObject, decoder: @autoclosure () -> AnyObjectDecoder, in state: inout ManagerState
     ) -> (work: PendingWork, record: Attachment) {
         var work = PendingWork()
         let (record, handler) = _attach(
-            call, link: makeLink, key: key, policy: policy,
-            decoder: AnyObjectDecoder(decoder, identifier: identifier), work: &work, in: &state)
+            call, link: makeLink, key: key, policy: policy, decoder: decoder(), work: &work, in: &state)
         if handler.phase.isBusy {
             // The memory lookup ran before the lock: since then the object was evicted and another
             // user started loading the key again. The hit answers this user's request; listed on
@@ -439,8 +504,7 @@ extension ObjectManager {
     /// Detaches the user `userID` from whatever it was managed for (and forgets its record),
     /// cancelling that load if nobody else wants it.
     func _detach(userID: ObjectIdentifier, in state: inout ManagerState) -> PendingWork {
-        guard let record = state.attachments.removeValue(forKey: userID) else { return PendingWork() }
-        record.retire()
+        guard let record = state._removeAttachment(of: userID) else { return PendingWork() }
         return _detach(record, in: &state)
     }
 
@@ -482,7 +546,17 @@ extension ObjectManager {
     /// happen on this thread (used inside `manage`, so a hit arrives before it returns) when its
     /// delivery allows: always for `.immediate`, on the main queue for `.mainQueue`. Every other
     /// delivery is made as its user's delivery says, after a check that it is still current.
-    func perform(_ work: PendingWork, synchronousUser: ObjectIdentifier? = nil) {
+    ///
+    /// `handingOff`: inside `manage`, the fetches its section decided to start. They, the
+    /// cancellations and the objects to release are then handed off this thread, in one hop
+    /// (`CallerHandOff`), instead of done here.
+    func perform(_ work: PendingWork, synchronousUser: ObjectIdentifier? = nil, handingOff starts: [FetchStart]? = nil) {
+        var work = work
+        if let starts {
+            var handOff = CallerHandOff(starts: starts)
+            work.moveOffTheCaller(into: &handOff)
+            handOff.send()
+        }
         work.cancellations?.cancelAll()
         for dataKey in work.fileCachePurges { fileCache?.removeEntry(forKey: dataKey) }
         if let handler = configuration.eventHandler {
@@ -504,6 +578,24 @@ extension ObjectManager {
                 }
             }
         }
+    }
+
+    /// A later section of a `manage` call (delivering a file-cache hit read on its thread, or
+    /// starting the load after a miss there): run within the lock's wait budget and performed
+    /// here, with `synchronousUser`'s deliveries on this thread and the rest handed off; past the
+    /// budget, left to the lock's holder and performed in the background (see `ManagerLock`).
+    func performWithinBudget(_ section: @escaping @Sendable (inout ManagerState) -> PendingWork, synchronousUser: ObjectIdentifier) {
+        let ran = state.withLock(
+            waitingAtMost: configuration.manageLockWaitBudget, { section(&$0) },
+            otherwise: {
+                { state in
+                    state.statistics.deferredCalls += 1
+                    let work = section(&state)
+                    return { self.perform(work) }
+                }
+            })
+        guard let ran else { return }
+        perform(ran.result, synchronousUser: synchronousUser, handingOff: ran.starts)
     }
 
     /// Calls the user unless it has been released, re-managed or unmanaged since the delivery

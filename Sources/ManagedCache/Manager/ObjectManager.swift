@@ -57,6 +57,17 @@ public final class ObjectManager: Sendable {
         /// thread holds that long is read in the background. Default 0.002 (2 ms, a quarter of a
         /// 120 Hz frame).
         public var synchronousFileReadTimeBudget: Double = 0.002
+        /// How long `manage` waits for a lock, in seconds: the manager's own, and a `FileCache`'s
+        /// or `BigFileCache`'s while reading a hit synchronously. Past it (or while calls left
+        /// earlier still wait) `manage` does not wait: it leaves its work to be done, in order,
+        /// by the lock's holder or on a background queue, and returns. A memory hit is still
+        /// delivered before `manage` returns; any other answer (a shared object, a remembered
+        /// failure, a file-cache hit) then comes a moment later, like a load's. Default 0.00003
+        /// (30 µs: a few of the lock's usual holds, a small part of a frame). Why: a thread that
+        /// holds a lock is sometimes preempted, and its waiters then wait for milliseconds (see
+        /// the Performance article). Use a large value to make `manage` always answer those on
+        /// the calling thread, at the cost of that wait.
+        public var manageLockWaitBudget: Double = 0.000_03
         /// Called with file-cache failures, corrupt entries and failed loads, for logging. Default `nil`.
         public var eventHandler: (@Sendable (ManagerEvent) -> Void)?
         /// The shortest time between two previews of one download for one user (see
@@ -81,6 +92,9 @@ public final class ObjectManager: Sendable {
     let configuration: Configuration
     let undecodedData: MemoryCache<String, Data>
     let state: ManagerLock
+    /// The currencies of the users' records, the same object as `ManagerState.currencies`,
+    /// reachable here without the lock (see `AttachmentCurrencies`).
+    let currencies: AttachmentCurrencies
     /// Fetch tasks created and not yet finished. Not `activeLoadCount`: a cancelled fetch leaves
     /// the manager's state at once, while its task (and its transfer, which may not even have
     /// started) ends a moment later. Its own lock: counted from tasks that may outlive the manager.
@@ -105,7 +119,8 @@ public final class ObjectManager: Sendable {
         self.memoryCache = MemoryCache(
             countLimit: configuration.memoryCacheCountLimit, costLimit: configuration.memoryCacheCostLimit)
         self.undecodedData = MemoryCache(countLimit: 1 << 20, costLimit: configuration.undecodedDataLimit)
-        self.state = ManagerLock(ManagerState(loadingBufferSize: configuration.loadingBufferSize))
+        self.currencies = AttachmentCurrencies()
+        self.state = ManagerLock(ManagerState(loadingBufferSize: configuration.loadingBufferSize, currencies: currencies))
         observeMemoryWarnings()
     }
 

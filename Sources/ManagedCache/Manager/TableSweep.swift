@@ -101,9 +101,7 @@ extension ManagerState {
         }
         while examined < budget, let identifier = sweep.nextAttachment() {
             examined += 1
-            if let record = attachments[identifier], !record.isAlive {
-                attachments.removeValue(forKey: identifier)
-                record.retire()
+            if attachments[identifier]?.isAlive == false, let record = _removeAttachment(of: identifier) {
                 retired.append(record)
             }
         }

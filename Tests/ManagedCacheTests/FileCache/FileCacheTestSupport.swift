@@ -155,16 +155,26 @@ func expectConsistent(_ cache: any FileCaching, root: URL, sourceLocation: Sourc
     return entries
 }
 
-/// Holds a store's mutex on a thread of its own until released, as a writer appending to the
-/// journal would.
+/// Holds a lock on a thread of its own until released: a store's mutex, as a writer appending to
+/// the journal would, or a manager's, as a preempted holder would.
 final class MutexHolder: Sendable {
     private let released = DispatchSemaphore(value: 0)
     private let once = Lock(false)
 
-    init(_ store: CacheStore) {
+    convenience init(_ store: CacheStore) {
+        self.init { section in store.state.withLock { _ in section() } }
+    }
+
+    convenience init(_ manager: ManagerLock) {
+        self.init { section in manager.withLock { _ in section() } }
+    }
+
+    /// Runs `hold` on a new thread, with a section that waits for `release()`; returns once the
+    /// section has begun.
+    private init(holding hold: @escaping @Sendable (() -> Void) -> Void) {
         let held = DispatchSemaphore(value: 0)
         Thread.detachNewThread { [released] in
-            store.state.withLock { _ in
+            hold {
                 held.signal()
                 released.wait()
             }

@@ -58,6 +58,7 @@ private func makeManager(
             $0.policy.fileCacheDelivery = .synchronous
             $0.synchronousFileReadLimit = 1_000
             $0.synchronousFileReadTimeBudget = 3_600  // only the size decides here, however busy the machine
+            $0.manageLockWaitBudget = 3_600
         }
         // Which task decoded tells where: this test's task (inside `manage`) or a loading task.
         let callerTask = withUnsafeCurrentTask { $0?.hashValue }
@@ -97,6 +98,7 @@ private func makeManager(
         let configure = { (configuration: inout ObjectManager.Configuration) in
             configuration.inMemoryThreshold = 1_000
             configuration.synchronousFileReadTimeBudget = 3_600  // only the size decides here, however busy the machine
+            configuration.manageLockWaitBudget = 3_600
         }
         let writer = makeManager(loader: loader, fileCache: fileCache, configure: configure)
         for path in ["small", "large"] { _ = try await writer.object(for: request(path), decoder: BlobDecoder()) }

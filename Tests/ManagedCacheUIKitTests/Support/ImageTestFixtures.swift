@@ -17,6 +17,7 @@ func makeImageManager(
     configuration.policy.timeout = 300  // held scripts: see makeScriptedManager
     configuration.policy.failureMemoryInterval = 0
     configuration.synchronousFileReadTimeBudget = 3_600  // see makeScriptedManager
+    configuration.manageLockWaitBudget = 3_600
     configure(&configuration)
     return ObjectManager(configuration: configuration)
 }
