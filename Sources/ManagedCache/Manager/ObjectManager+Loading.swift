@@ -163,6 +163,7 @@ extension ObjectManager {
             } else {
                 work.cancel(fetch.task)
                 state.fetches.removeValue(forKey: key.dataKey)
+                work.retired.append(fetch)  // freed after the lock, and off a `manage` caller's thread
                 if fetch.inPrefetchLane {
                     state.runningPrefetches -= 1
                     work.append(_startQueuedPrefetches(in: &state))

@@ -517,14 +517,14 @@ extension ObjectManager {
         handler.users.removeAll { $0 === record || !$0.isAlive }
         if handler.users.isEmpty, !handler.phase.isBusy, !handler.heldByPrefetch, handler.revalidatingFetch == nil {
             // Nobody uses it and nothing is under way: drop it. Only users keep a handler's object
-            // alive; the memory cache keeps its own reference within its limits. When the memory
-            // cache does not hold the key, this may be the object's last reference: it is released
-            // after the lock. (Not when it does: handing the object over costs an array on this
-            // path, which a re-managed cell takes on every call, and releasing it here then only
-            // drops a count.)
+            // alive; the memory cache keeps its own reference within its limits. The handler, and
+            // with it the object when the memory cache does not hold the key, is freed after the
+            // lock, off a `manage` caller's thread (`CallerHandOff`): freeing it here was a tenth
+            // of detaching a re-managed cell (issue 20, a profile of `manage-latency`).
             var work = PendingWork()
-            if let dropped = state.handlers.removeValue(forKey: key), !memoryCache.contains(key) {
-                dropped.releaseHeldObjects(into: &work.released)
+            if let dropped = state.handlers.removeValue(forKey: key) {
+                if !memoryCache.contains(key) { dropped.releaseHeldObjects(into: &work.released) }
+                work.retired.append(dropped)
             }
             return work
         }
@@ -583,10 +583,13 @@ extension ObjectManager {
     /// A later section of a `manage` call (delivering a file-cache hit read on its thread, or
     /// starting the load after a miss there): run within the lock's wait budget and performed
     /// here, with `synchronousUser`'s deliveries on this thread and the rest handed off; past the
-    /// budget, left to the lock's holder and performed in the background (see `ManagerLock`).
-    func performWithinBudget(_ section: @escaping @Sendable (inout ManagerState) -> PendingWork, synchronousUser: ObjectIdentifier) {
+    /// budget (`lockWait`, default `manageLockWaitBudget`), left to the lock's holder and
+    /// performed in the background (see `ManagerLock`).
+    func performWithinBudget(
+        _ section: @escaping @Sendable (inout ManagerState) -> PendingWork, synchronousUser: ObjectIdentifier, lockWait: Double? = nil
+    ) {
         let ran = state.withLock(
-            waitingAtMost: configuration.manageLockWaitBudget, { section(&$0) },
+            waitingAtMost: lockWait ?? configuration.manageLockWaitBudget, { section(&$0) },
             otherwise: {
                 { state in
                     state.statistics.deferredCalls += 1
