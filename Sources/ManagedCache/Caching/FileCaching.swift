@@ -145,7 +145,13 @@ public struct FileCacheEntry: Sendable, Hashable {
     /// The key the entry was stored under.
     public let key: String
     /// The file holding exactly the entry's bytes. Read it or map it; do not modify it.
-    public let fileURL: URL
+    public var fileURL: URL { providedURL ?? URL(fileURLWithPath: filePath, isDirectory: false) }
+    /// The file's path. `FileCache` and `BigFileCache` give only this: most entries are read by
+    /// path and their URL never asked for, and making a `URL` was a tenth of a synchronous
+    /// file-cache hit inside `manage` on Linux (issue 20).
+    let filePath: String
+    /// The URL an implementer of ``FileCaching`` gave.
+    private let providedURL: URL?
     /// The size of the file.
     public let byteCount: Int
     /// When the entry was committed.
@@ -162,11 +168,33 @@ public struct FileCacheEntry: Sendable, Hashable {
     ///   - createdAt: When the entry was committed.
     ///   - metadata: What was stored with the bytes.
     public init(key: String, fileURL: URL, byteCount: Int, createdAt: Date, metadata: FileCacheMetadata) {
+        self.init(key: key, filePath: fileURL.path, providedURL: fileURL, byteCount: byteCount, createdAt: createdAt, metadata: metadata)
+    }
+
+    /// An entry whose file is known by its path (`FileCache`, `BigFileCache`).
+    init(key: String, filePath: String, providedURL: URL? = nil, byteCount: Int, createdAt: Date, metadata: FileCacheMetadata) {
         self.key = key
-        self.fileURL = fileURL
+        self.filePath = filePath
+        self.providedURL = providedURL
         self.byteCount = byteCount
         self.createdAt = createdAt
         self.metadata = metadata
+    }
+
+    /// Equal when they describe the same file with the same key, size, date and metadata,
+    /// whether it was given as a URL or a path.
+    public static func == (lhs: FileCacheEntry, rhs: FileCacheEntry) -> Bool {
+        lhs.key == rhs.key && lhs.filePath == rhs.filePath && lhs.byteCount == rhs.byteCount
+            && lhs.createdAt == rhs.createdAt && lhs.metadata == rhs.metadata
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+        hasher.combine(filePath)
+        hasher.combine(byteCount)
+        hasher.combine(createdAt)
+        hasher.combine(metadata)
     }
 }
 

@@ -110,13 +110,13 @@ extension CacheStore {
         case .wait:
             return nil
         case .answer(let answer):
-            return makeEntry(answer.record, url: answer.location.url)
+            return makeEntry(answer.record, path: answer.location.path)
         case .scan:
             break
         }
         guard let found = job.snapshot.lookUp(key) else { return nil }
         let path = layout.path(for: found.record.id)
-        let location = EntryLocation(url: URL(fileURLWithPath: path, isDirectory: false), path: path)
+        let location = EntryLocation(path: path)
         let served = state.withLock { state -> Bool in
             guard state.opening === job, !state.degraded else { return false }
             let expires = state.index.expiry(created: found.record.created, metadata: found.record.metadata)
@@ -124,6 +124,6 @@ extension CacheStore {
             state._noteEarlyHit(EarlyAnswer(record: found.record, location: location, stamp: found.stamp, expires: expires))
             return true
         }
-        return served ? makeEntry(found.record, url: location.url) : nil
+        return served ? makeEntry(found.record, path: location.path) : nil
     }
 }

@@ -138,11 +138,10 @@ final class CacheStore: Sendable {
     var now: Double { clock().timeIntervalSinceReferenceDate }
 
     /// The public description of a record.
-    func makeEntry(_ record: EntryRecord, url: URL? = nil) -> FileCacheEntry {
+    func makeEntry(_ record: EntryRecord, path: String? = nil) -> FileCacheEntry {
         FileCacheEntry(
-            key: record.key, fileURL: url ?? URL(fileURLWithPath: layout.path(for: record.id), isDirectory: false),
-            byteCount: record.size, createdAt: Date(timeIntervalSinceReferenceDate: record.created),
-            metadata: record.metadata)
+            key: record.key, filePath: path ?? layout.path(for: record.id), byteCount: record.size,
+            createdAt: Date(timeIntervalSinceReferenceDate: record.created), metadata: record.metadata)
     }
 
     /// Marks the cache as needing recovery before its next operation.
@@ -194,7 +193,7 @@ final class CacheStore: Sendable {
             case .done(let result):
                 guard let (record, location, verified) = try? result.get() else { return .answered(nil) }
                 return .answered(
-                    LookedUp(entry: makeEntry(record, url: location.url), current: (record, location.path, verified)))
+                    LookedUp(entry: makeEntry(record, path: location.path), current: (record, location.path, verified)))
             case .opening(let job):
                 if let early = earlyEntry(forKey: key, job: job, now: now) { return .answered(LookedUp(entry: early, current: nil)) }
                 completeOpening(job)

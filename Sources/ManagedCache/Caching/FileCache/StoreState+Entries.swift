@@ -42,7 +42,7 @@ extension StoreState {
     mutating func _location(_ slot: Int32) -> EntryLocation {
         if let known = index.location(slot) { return known }
         let path = layout.path(for: index[slot].record.id)
-        let location = EntryLocation(url: URL(fileURLWithPath: path, isDirectory: false), path: path)
+        let location = EntryLocation(path: path)
         index.setLocation(slot, location)
         return location
     }
