@@ -204,6 +204,8 @@ struct FetchOperation: Sendable {
             else { return .busy }
             lookedUp = answer
             found = answer?.entry
+            // Past the deadline already (a preempted lookup): the read is left to the load too.
+            if found != nil, budget.deadline.seconds(since: .now) <= 0 { return .busy }
         } else {
             found = fileCache.entry(forKey: dataKey)
         }

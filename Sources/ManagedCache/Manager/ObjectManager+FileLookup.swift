@@ -31,6 +31,7 @@ extension ObjectManager {
         var sources: [(fileKey: String, isVariant: Bool)] = []
         if decoder.storesVariant { sources.append((Self.variantFileKey(key), true)) }
         if synchronously { sources.append((key.dataKey, false)) }
+        var outOfBudget = false
         for source in sources {
             let operation = FetchOperation(
                 dataKey: source.fileKey, request: request, policy: policy, loader: configuration.dataLoader,
@@ -51,7 +52,10 @@ extension ObjectManager {
                 acceptingStale: source.isVariant, maximumBytes: synchronously || !source.isVariant ? maximumBytes : nil,
                 within: budget)
             guard case .hit(let fetched) = read else {
-                if case .busy = read { break }
+                if case .busy = read {
+                    outOfBudget = true
+                    break
+                }
                 continue
             }
             let data = fetched.loadedData(prefersFileURL: decoder.prefersFileURL)
@@ -95,7 +99,8 @@ extension ObjectManager {
             return _startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state)
         }
         if let synchronousUser {
-            performWithinBudget(start, synchronousUser: synchronousUser)
+            // Out of its time already: the start does not wait for the lock at all.
+            performWithinBudget(start, synchronousUser: synchronousUser, lockWait: outOfBudget ? 0 : nil)
         } else {
             perform(state.withLock(start))
         }
