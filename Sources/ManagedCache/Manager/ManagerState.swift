@@ -147,12 +147,17 @@ struct PendingWork {
     }
 
     /// Moves what the caller of `manage` does not do on its own thread into `handOff`: the
-    /// cancellations, and the objects to release (see `CallerHandOff`).
+    /// cancellations and, when there is a hop to make anyway (fetches to start, loads to
+    /// cancel), the objects to release (see `CallerHandOff`). Not a hop for releasing alone: a
+    /// re-managed cell drops its old handler on almost every call, and a dispatch block per call
+    /// cost more than freeing the handler here, after the lock (`manage-hit`: 1.8 µs a call
+    /// became 4.0 µs).
     mutating func moveOffTheCaller(into handOff: inout CallerHandOff) {
         if let cancellations {
             handOff.cancellations += cancellations.takeAll()
             self.cancellations = nil
         }
+        guard !handOff.isEmpty else { return }
         Self.merge(released, into: &handOff.released)
         Self.merge(retired, into: &handOff.retired)
         released = []
