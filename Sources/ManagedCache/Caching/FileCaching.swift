@@ -183,12 +183,19 @@ public struct FileCacheEntry: Sendable, Hashable {
 
     /// Equal when they describe the same file with the same key, size, date and metadata,
     /// whether it was given as a URL or a path.
+    ///
+    /// - Parameters:
+    ///   - lhs: An entry.
+    ///   - rhs: Another entry.
+    /// - Returns: Whether both describe the same entry.
     public static func == (lhs: FileCacheEntry, rhs: FileCacheEntry) -> Bool {
         lhs.key == rhs.key && lhs.filePath == rhs.filePath && lhs.byteCount == rhs.byteCount
             && lhs.createdAt == rhs.createdAt && lhs.metadata == rhs.metadata
     }
 
     /// Hashes what `==` compares.
+    ///
+    /// - Parameter hasher: The hasher to feed.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(key)
         hasher.combine(filePath)
