@@ -171,15 +171,20 @@ struct FetchOperation: Sendable {
     }
 
     /// The time budget of a read on the caller's thread: the store of a `FileCache` or a
-    /// `BigFileCache`, whose lock is waited for, when waiting for it ends, and how long one wait
-    /// may last at most (`Configuration.manageLockWaitBudget`).
+    /// `BigFileCache`, whose lock is waited for; when the read started and how long it may take
+    /// (`Configuration.synchronousFileReadTimeBudget`, `.infinity` for no limit); and how long one
+    /// wait for the lock may last at most (`Configuration.manageLockWaitBudget`).
     struct ReadBudget {
         let store: CacheStore
-        let deadline: MonotonicInstant
+        let start: MonotonicInstant
+        let time: Double
         let lockWait: Double
 
+        /// Seconds left (infinite for an infinite budget; 0 or less once it is spent).
+        var remaining: Double { time - MonotonicInstant.now.seconds(since: start) }
+
         /// How long the next wait for the store's lock may last.
-        var nextWait: Double { min(lockWait, deadline.seconds(since: .now)) }
+        var nextWait: Double { min(lockWait, max(0, remaining)) }
     }
 
     /// What a read of the file cache with a time budget found.
@@ -191,8 +196,9 @@ struct FetchOperation: Sendable {
     }
 
     /// `readFromFileCache(acceptingStale:maximumBytes:)`; `within` a budget (the store of a
-    /// `FileCache` or `BigFileCache` and a deadline), the waits for the store's lock end by the
-    /// deadline, and `.busy` says it came first (issue 20: a synchronous read inside `manage`).
+    /// `FileCache` or `BigFileCache`, a time and a lock wait), each wait for the store's lock ends
+    /// by the time's end, and `.busy` says the lock stayed held or the lookup alone spent the time
+    /// (issue 20: a synchronous read inside `manage`).
     func readFromFileCache(acceptingStale: Bool, maximumBytes: Int?, within budget: ReadBudget?)
         -> BoundedRead
     {
@@ -204,8 +210,8 @@ struct FetchOperation: Sendable {
             else { return .busy }
             lookedUp = answer
             found = answer?.entry
-            // Past the deadline already (a preempted lookup): the read is left to the load too.
-            if found != nil, budget.deadline.seconds(since: .now) <= 0 { return .busy }
+            // Out of time already (a preempted lookup): the read is left to the load too.
+            if found != nil, budget.remaining <= 0 { return .busy }
         } else {
             found = fileCache.entry(forKey: dataKey)
         }

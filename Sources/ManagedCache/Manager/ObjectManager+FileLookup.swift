@@ -41,11 +41,12 @@ extension ObjectManager {
             // On the caller's thread each wait for the file cache's lock (a `FileCache` or
             // `BigFileCache`) lasts at most `manageLockWaitBudget`, and ends by the time budget:
             // past it the lookup is left to the load, which reads the cache first, in the background.
-            let deadline = readStart.adding(seconds: configuration.synchronousFileReadTimeBudget)
             let budget =
                 synchronously
                 ? fileCacheStore.map {
-                    FetchOperation.ReadBudget(store: $0, deadline: deadline, lockWait: configuration.manageLockWaitBudget)
+                    FetchOperation.ReadBudget(
+                        store: $0, start: readStart, time: configuration.synchronousFileReadTimeBudget,
+                        lockWait: configuration.manageLockWaitBudget)
                 }
                 : nil
             let read = operation.readFromFileCache(

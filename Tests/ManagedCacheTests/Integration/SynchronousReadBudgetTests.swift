@@ -39,6 +39,24 @@ import Testing
         #expect(loader.requestCount("a") == 1)  // read from the cache, not downloaded again
     }
 
+    /// "No limit" is what `.infinity` says: such a budget never runs out, and the hit is read and
+    /// delivered inside `manage` (the Feed example counts on it).
+    @Test(arguments: CacheKind.allCases)
+    func anInfiniteBudgetReadsTheHitInsideManage(kind: CacheKind) throws {
+        let directory = TemporaryDirectory()
+        let fileCache = try kind.open(directory.url)
+        try fileCache.store(Data("disk".utf8), forKey: request("a").dataKey, metadata: FileCacheMetadata())
+        let manager = makeScriptedManager(loader: ScriptedDataLoader()) {
+            $0.fileCache = fileCache
+            $0.policy.fileCacheDelivery = .synchronous
+            $0.synchronousFileReadTimeBudget = .infinity
+            $0.manageLockWaitBudget = .infinity
+        }
+        let user = RecordingUser(request("a"), decoder: BlobDecoder())
+        manager.manage(user)
+        #expect(user.origins == [.fileCache], "the hit was not delivered inside manage")
+    }
+
     /// `manage` decides a miss before its lock from this instance's index alone (no system call):
     /// an entry another instance stored meanwhile is then read by the load's task, from disk.
     @Test(arguments: CacheKind.allCases)
