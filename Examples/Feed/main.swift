@@ -82,6 +82,7 @@ final class Cell: Sendable {
     configuration.dataLoader = HeldNetwork()
     configuration.policy.fileCacheDelivery = .synchronous  // small images: on screen inside `load`,
     configuration.synchronousFileReadTimeBudget = .infinity  // however slow the disk: the same counts every run
+    configuration.manageLockWaitBudget = .infinity  // and however busy the locks (the cache's opening holds its own)
     let manager = ObjectManager(configuration: configuration)
     let cells = (0..<visibleRows).map { _ in Cell(manager: manager) }
     HeldNetwork.isOpen.withLock { $0 = false }
