@@ -103,7 +103,7 @@ extension ObjectManager {
             // Out of its time already: the start does not wait for the lock at all.
             performWithinBudget(start, synchronousUser: synchronousUser, lockWait: outOfBudget ? 0 : nil)
         } else {
-            perform(state.withLock(start))
+            perform(state.withLock { start(&$0) })
         }
     }
 

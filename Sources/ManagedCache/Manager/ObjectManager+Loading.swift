@@ -340,7 +340,7 @@ extension ObjectManager {
         if let synchronousUser {
             performWithinBudget(section, synchronousUser: synchronousUser)
         } else {
-            perform(state.withLock(section))
+            perform(state.withLock { section(&$0) })
         }
     }
 
