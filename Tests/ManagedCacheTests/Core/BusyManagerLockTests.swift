@@ -21,14 +21,15 @@ import Testing
         }
     }
 
-    /// Calls `manage` on a thread of its own; the flag says it returned.
-    private func manageOnAnotherThread(_ manager: ObjectManager, _ user: RecordingUser<BlobDecoder>) -> Lock<Bool> {
+    /// Calls `manage` on a thread of its own and waits (within the bound) for it to return:
+    /// `false` when it did not, having waited for the manager's lock.
+    private func managedWithoutWaiting(_ manager: ObjectManager, _ user: RecordingUser<BlobDecoder>) async -> Bool {
         let returned = Lock(false)
         Thread.detachNewThread {
             manager.manage(user)
             returned.withLock { $0 = true }
         }
-        return returned
+        return await waitUntil { returned.withLock { $0 } }
     }
 
     /// Loads `path` with a user of its own, so that it is in the memory cache.
@@ -47,8 +48,7 @@ import Testing
         let user = RecordingUser(request("a"), decoder: BlobDecoder())
         let holding = MutexHolder(manager.state)
         defer { holding.release() }
-        let returned = manageOnAnotherThread(manager, user)
-        #expect(await waitUntil { returned.withLock { $0 } }, "manage waited for the manager's lock")
+        #expect(await managedWithoutWaiting(manager, user), "manage waited for the manager's lock")
         #expect(user.origins == [.memory])  // answered before `manage` returned
         holding.release()
         #expect(await waitUntil { manager.statistics.deferredCalls == 1 })
@@ -65,8 +65,7 @@ import Testing
         let user = RecordingUser(request("b"), decoder: BlobDecoder())
         let holding = MutexHolder(manager.state)
         defer { holding.release() }
-        let returned = manageOnAnotherThread(manager, user)
-        #expect(await waitUntil { returned.withLock { $0 } }, "manage waited for the manager's lock")
+        #expect(await managedWithoutWaiting(manager, user), "manage waited for the manager's lock")
         #expect(loader.requestCount("b") == 0)
         holding.release()
         #expect(await waitUntil { user.finalCallbackCount == 1 })
@@ -83,8 +82,7 @@ import Testing
         let user = RecordingUser(request("gone"), decoder: BlobDecoder())
         let holding = MutexHolder(manager.state)
         defer { holding.release() }
-        let returned = manageOnAnotherThread(manager, user)
-        #expect(await waitUntil { returned.withLock { $0 } }, "manage waited for the manager's lock")
+        #expect(await managedWithoutWaiting(manager, user), "manage waited for the manager's lock")
         #expect(user.finalCallbackCount == 0)
         holding.release()
         #expect(await waitUntil { user.finalCallbackCount == 1 })
@@ -109,8 +107,7 @@ import Testing
         let holding = MutexHolder(manager.state)
         defer { holding.release() }
         user.setRequest(request("a"))
-        let returned = manageOnAnotherThread(manager, user)
-        #expect(await waitUntil { returned.withLock { $0 } }, "manage waited for the manager's lock")
+        #expect(await managedWithoutWaiting(manager, user), "manage waited for the manager's lock")
         #expect(user.origins == [.memory])
         if let (currency, attachment) = earlier {
             #expect(!currency.isCurrent(attachment), "a callback decided for the first request would still reach the user")
@@ -135,11 +132,9 @@ import Testing
         let user = RecordingUser(request("b"), decoder: BlobDecoder())
         let holding = MutexHolder(manager.state)
         defer { holding.release() }
-        let first = manageOnAnotherThread(manager, user)
-        #expect(await waitUntil { first.withLock { $0 } }, "manage waited for the manager's lock")
+        #expect(await managedWithoutWaiting(manager, user), "manage waited for the manager's lock")
         user.setRequest(request("a"))
-        let second = manageOnAnotherThread(manager, user)
-        #expect(await waitUntil { second.withLock { $0 } }, "manage waited for the manager's lock")
+        #expect(await managedWithoutWaiting(manager, user), "manage waited for the manager's lock")
         #expect(user.origins == [.memory])
         holding.release()
         #expect(await waitUntil { manager.statistics.deferredCalls == 2 })
@@ -159,8 +154,7 @@ import Testing
         let user = RecordingUser(request("b"), decoder: BlobDecoder())
         let holding = MutexHolder(manager.state)
         defer { holding.release() }
-        let returned = manageOnAnotherThread(manager, user)
-        #expect(await waitUntil { returned.withLock { $0 } }, "manage waited for the manager's lock")
+        #expect(await managedWithoutWaiting(manager, user), "manage waited for the manager's lock")
         let unmanaged = Lock(false)
         Thread.detachNewThread {
             manager.unmanage(user)
@@ -185,8 +179,7 @@ import Testing
         let user = RecordingUser(request("a"), decoder: BlobDecoder())
         let holding = MutexHolder(manager.state)
         defer { holding.release() }
-        let returned = manageOnAnotherThread(manager, user)
-        #expect(await waitUntil { returned.withLock { $0 } }, "manage waited for the manager's lock")
+        #expect(await managedWithoutWaiting(manager, user), "manage waited for the manager's lock")
         #expect(user.finalCallbackCount == 0)
         holding.release()
         #expect(await waitUntil { user.finalCallbackCount == 1 })
