@@ -99,12 +99,8 @@ extension ObjectManager {
             else { return PendingWork() }
             return _startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state)
         }
-        if let synchronousUser {
-            // Out of its time already: the start does not wait for the lock at all.
-            performWithinBudget(start, synchronousUser: synchronousUser, lockWait: outOfBudget ? 0 : nil)
-        } else {
-            perform(state.withLock { start(&$0) })
-        }
+        // Out of its time already: the start does not wait for the lock at all.
+        performSection(start, synchronousUser: synchronousUser, lockWait: outOfBudget ? 0 : nil)
     }
 
     /// A file-cache hit read on the caller's thread past its time budget, decoded and delivered on

@@ -337,11 +337,7 @@ extension ObjectManager {
         let section: @Sendable (inout ManagerState) -> PendingWork = { [self] state in
             _completeDecode(job, outcome: outcome, countingFileCacheHit: countingFileCacheHit, in: &state)
         }
-        if let synchronousUser {
-            performWithinBudget(section, synchronousUser: synchronousUser)
-        } else {
-            perform(state.withLock { section(&$0) })
-        }
+        performSection(section, synchronousUser: synchronousUser)
     }
 
     /// `completeDecode`'s section, under the lock.

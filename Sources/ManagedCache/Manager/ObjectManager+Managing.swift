@@ -163,7 +163,8 @@ extension ObjectManager {
         }
         var work = attached.result.work
         if onThisThread {
-            perform(work, handingOff: attached.starts)
+            // Most hits have nothing else to do: no call for them (a hot path, `manage-hit`).
+            if !work.isEmpty || !attached.starts.isEmpty { perform(work, handingOff: attached.starts) }
             deliverHit(.ready(cached.object, .memory), call.request)
         } else {
             work.deliveries.append(PendingDelivery(to: attached.result.record, key: key, event: .ready(cached.object, .memory)))
@@ -580,14 +581,20 @@ extension ObjectManager {
         }
     }
 
-    /// A later section of a `manage` call (delivering a file-cache hit read on its thread, or
-    /// starting the load after a miss there): run within the lock's wait budget and performed
-    /// here, with `synchronousUser`'s deliveries on this thread and the rest handed off; past the
-    /// budget (`lockWait`, default `manageLockWaitBudget`), left to the lock's holder and
-    /// performed in the background (see `ManagerLock`).
-    func performWithinBudget(
-        _ section: @escaping @Sendable (inout ManagerState) -> PendingWork, synchronousUser: ObjectIdentifier, lockWait: Double? = nil
+    /// Runs `section` under the lock and performs its work. For a later section of a `manage`
+    /// call (`synchronousUser` given: delivering a file-cache hit read on its thread, or starting
+    /// the load after a miss there), within the lock's wait budget (`lockWait`, default
+    /// `manageLockWaitBudget`), with that user's deliveries on this thread and the rest handed
+    /// off; past the budget, left to the lock's holder and performed in the background (see
+    /// `ManagerLock`). Otherwise (a background read), waiting as long as it takes.
+    func performSection(
+        _ section: @escaping @Sendable (inout ManagerState) -> PendingWork, synchronousUser: ObjectIdentifier?,
+        lockWait: Double? = nil
     ) {
+        guard let synchronousUser else {
+            perform(state.withLock { section(&$0) })
+            return
+        }
         let ran = state.withLock(
             waitingAtMost: lockWait ?? configuration.manageLockWaitBudget, { section(&$0) },
             otherwise: {
