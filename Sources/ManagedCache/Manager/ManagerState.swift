@@ -116,10 +116,13 @@ struct PendingWork {
     /// is gone).
     /// Made on the first cancellation only (most work has none).
     private(set) var cancellations: TaskCancellations?
+    /// Whether the section scheduled the background sweep of the tables (`TableSweep`): `perform`
+    /// queues it.
+    var sweepsTables = false
 
     var isEmpty: Bool {
         deliveries.isEmpty && fileCachePurges.isEmpty && events.isEmpty && released.isEmpty && retired.isEmpty
-            && cancellations == nil
+            && cancellations == nil && !sweepsTables
     }
 
     mutating func append(_ other: PendingWork) {
@@ -134,6 +137,7 @@ struct PendingWork {
         if let theirs = other.cancellations {
             if let mine = cancellations { mine.take(theirs) } else { cancellations = theirs }
         }
+        sweepsTables = sweepsTables || other.sweepsTables
     }
 
     /// Appends `theirs` to `mine`; takes it whole (no copy, no allocation) when `mine` is empty,

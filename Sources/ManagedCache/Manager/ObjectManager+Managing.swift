@@ -456,7 +456,10 @@ extension ObjectManager {
                 // Not listed: its last request ended in a failure or a cancellation, which detached it.
             }
         }
-        work.retired += state._sweepIfNeeded()  // before the handler lookup: a sweep may drop handlers (see `TableSweep`)
+        // Before the handler lookup: a sweep may drop handlers. Only when the background sweep is
+        // behind; otherwise it is scheduled, and runs beside `manage` (see `TableSweep`).
+        work.retired += state._sweepIfBehind()
+        if state._scheduleSweepIfDue() { work.sweepsTables = true }
         let handler: ObjectHandler
         if let existing = state.handlers[key] {
             handler = existing
@@ -559,6 +562,7 @@ extension ObjectManager {
             handOff.send()
         }
         work.cancellations?.cancelAll()
+        if work.sweepsTables { CallerHandOff.queue.async { [weak self] in self?.sweepTablesInBackground() } }
         for dataKey in work.fileCachePurges { fileCache?.removeEntry(forKey: dataKey) }
         if let handler = configuration.eventHandler {
             for event in work.events { handler(event) }

@@ -1,34 +1,41 @@
-/// The manager's sweep of its handler and attachment tables, a few entries per `manage`.
+/// The manager's sweep of its handler and attachment tables, in the background beside `manage`.
 ///
 /// What it removes: handlers nobody uses that are not loading and not held by a prefetch (users
 /// released without `unmanage`, as views are, leave them behind), and the records of deallocated
 /// users; in the handlers it keeps, the records of deallocated users. Without it, such users would
 /// pile up in a handler's list and in the side table while the handler table stays small.
 ///
-/// When: once either table reaches 7/8 of the threshold (twice the larger table's size when the
+/// When: once either table reaches 3/4 of the threshold (twice the larger table's size when the
 /// last sweep ended, at least 64), counting the records of deallocated users replaced in the side
 /// table since the sweep began: records in handlers' lists are at most those in the side table
 /// plus those replaced in it, so bounding the sum bounds the lists, however the allocator reuses
 /// addresses. The low floor bounds how many objects of silently deallocated users a handler can
 /// keep alive beyond the memory cache's limits.
 ///
-/// Why a few entries at a time (issue 20): the sweep used to filter both tables at once, inside
-/// the `manage` call that found them past the threshold and under the lock every `manage` takes.
-/// In the `manage-latency` benchmark those sweeps held the lock 70–100 µs for tables of 20–90
-/// entries (up to 1.2 ms when the holder was preempted), and they were among the longest sections
-/// other threads' `manage` calls waited for. Now a sweep takes a snapshot of the keys (a copy,
-/// ~10 ns an entry) and each `manage` that attaches a user examines at most `budget` of them.
-/// Starting at 7/8 of the threshold leaves room for what is attached while the sweep runs
-/// (at most one entry per `budget` examined), so the tables stay within about twice what is alive,
-/// as before.
+/// Where (issue 20): the `_attach` that finds a sweep due only schedules it (`isScheduled`); the
+/// sweep runs on the hand-off queue (`ObjectManager.sweepTablesInBackground()`), `budget` entries
+/// per acquisition of the lock, each section a few microseconds. It used to run inside `manage`:
+/// first all at once (70–100 µs sections in `manage-latency`), then `budget` entries per call. Even
+/// spread out, it was a third of a load start's median on the calling thread (0.020 ms; 0.012 ms
+/// without it, same run), and the longer a call, the likelier a preemption stretches it past a
+/// frame's share.
 ///
-///     idle ──a table at 7/8 of the threshold──▶ sweeping(keys to examine)
-///       ▲                                           │ each `_attach`: examine up to `budget`
-///       └── all examined: threshold = max(64, 2 × larger table) ◀┘
+/// The bound still holds when the background falls behind (a starved utility thread): once the
+/// tables reach 7/8 of the threshold, where the sweep used to begin, every `_attach` also
+/// examines `budget` entries itself until the sweep ends, as all did before. Starting the
+/// background sweep earlier, at 3/4, keeps that rare.
+///
+///     idle ──a table at 3/4 of the threshold: schedule──▶ scheduled
+///       ▲                                                   │ background section: take a snapshot
+///       │                                                   ▼  of the keys, examine `budget`
+///       │                                            sweeping(keys to examine) ◀─┐ each section
+///       │                                                   │ (and each `_attach`,│ examines
+///       │                                                   │  from 7/8 on)       │ `budget`
+///       └── all examined: threshold = max(64, 2 × larger table) ◀─────────────────┘
 struct TableSweep {
     /// The smallest threshold.
     static let floor = 64
-    /// Entries examined per `manage` that attaches a user, while a sweep runs.
+    /// Entries examined per section of the background sweep, and per `_attach` while it is behind.
     static let budget = 8
 
     /// Twice the larger table's size when the last sweep ended (at least `floor`).
@@ -36,6 +43,13 @@ struct TableSweep {
     /// Records of deallocated users replaced in the side table (left in their handlers' lists)
     /// since the sweep under way, or the last one, began.
     var replacedRecords = 0
+    /// Whether a background sweep is queued or running (set by `_scheduleSweepIfDue`, cleared by
+    /// the background sweep when it finds nothing left to examine).
+    private(set) var isScheduled = false
+    /// Whether `_attach` calls help the sweep under way: from the first that found the tables at
+    /// 7/8 of the threshold until the sweep ends, each examines `budget` entries, as they all did
+    /// before the background sweep.
+    private(set) var isHelped = false
     /// The keys of the sweep under way still to examine; both empty when no sweep runs.
     private var handlersToExamine: [ObjectKey] = []
     private var attachmentsToExamine: [ObjectIdentifier] = []
@@ -43,13 +57,31 @@ struct TableSweep {
     /// Whether a sweep is under way: some of its keys are still to examine.
     var isSweeping: Bool { !hasExaminedAll }
 
-    /// Whether tables of these sizes call for a sweep.
+    /// Whether tables of these sizes call for a sweep (3/4 of the threshold).
     func isDue(handlers: Int, attachments: Int) -> Bool {
-        let start = threshold - threshold / 8
-        return handlers >= start || attachments + replacedRecords >= start
+        reaches(threshold - threshold / 4, handlers: handlers, attachments: attachments)
     }
 
-    /// Idle → sweeping the entries of these keys.
+    /// Whether tables of these sizes call for `_attach` to sweep too (7/8 of the threshold): the
+    /// background has fallen behind.
+    func isBehind(handlers: Int, attachments: Int) -> Bool {
+        reaches(threshold - threshold / 8, handlers: handlers, attachments: attachments)
+    }
+
+    private func reaches(_ size: Int, handlers: Int, attachments: Int) -> Bool {
+        handlers >= size || attachments + replacedRecords >= size
+    }
+
+    /// Idle → scheduled.
+    mutating func schedule() { isScheduled = true }
+
+    /// From now until the sweep under way ends, every `_attach` examines `budget` entries.
+    mutating func beginHelping() { isHelped = true }
+
+    /// Scheduled → idle: the background sweep found nothing left to examine.
+    mutating func unschedule() { isScheduled = false }
+
+    /// Idle or scheduled → sweeping the entries of these keys.
     mutating func begin(handlers: [ObjectKey], attachments: [ObjectIdentifier]) {
         handlersToExamine = handlers
         attachmentsToExamine = attachments
@@ -65,23 +97,54 @@ struct TableSweep {
     /// Whether every key of the sweep under way has been examined.
     var hasExaminedAll: Bool { handlersToExamine.isEmpty && attachmentsToExamine.isEmpty }
 
-    /// Sweeping → idle, with the tables' sizes now.
+    /// Sweeping → idle (or scheduled, until the background sees it ended), with the tables'
+    /// sizes now.
     mutating func end(handlers: Int, attachments: Int) {
         threshold = max(Self.floor, 2 * max(handlers, attachments))
+        isHelped = false
     }
 }
 
 extension ManagerState {
-    /// Begins a sweep when one is due, and examines up to `TableSweep.budget` entries of the sweep
-    /// under way. Called whenever a user is attached anew (see `TableSweep`). Returns the handlers
-    /// and records it took out of the tables, to deallocate once the lock is released
-    /// (`PendingWork.retired`).
-    mutating func _sweepIfNeeded() -> [AnyObject] {
-        if !sweep.isSweeping {
-            guard sweep.isDue(handlers: handlers.count, attachments: attachments.count) else { return [] }
-            sweep.begin(handlers: Array(handlers.keys), attachments: Array(attachments.keys))
+    /// Schedules the background sweep when one is due and none is scheduled; `true` when it did
+    /// (the caller then queues `ObjectManager.sweepTablesInBackground()`). Called whenever a user
+    /// is attached anew (see `TableSweep`): two comparisons when nothing is due.
+    mutating func _scheduleSweepIfDue() -> Bool {
+        guard !sweep.isScheduled, sweep.isDue(handlers: handlers.count, attachments: attachments.count) else { return false }
+        sweep.schedule()
+        return true
+    }
+
+    /// The part of the sweep `_attach` still does itself: `TableSweep.budget` entries, once the
+    /// tables reached 7/8 of the threshold (the background sweep having fallen behind, or never
+    /// run) and until that sweep ends. Returns what it took out of the tables, to deallocate
+    /// after the lock.
+    mutating func _sweepIfBehind() -> [AnyObject] {
+        if !sweep.isHelped {
+            guard sweep.isBehind(handlers: handlers.count, attachments: attachments.count) else { return [] }
+            if !sweep.isSweeping { _beginSweep() }
+            sweep.beginHelping()
         }
         return _sweepStep(budget: TableSweep.budget)
+    }
+
+    /// One section of the background sweep: begins the sweep if it has not begun and the tables
+    /// still call for it, examines `TableSweep.budget` entries. `finished` when nothing is left
+    /// to examine, and the sweep is no longer scheduled.
+    mutating func _backgroundSweepStep() -> (retired: [AnyObject], finished: Bool) {
+        if !sweep.isSweeping, sweep.isDue(handlers: handlers.count, attachments: attachments.count) { _beginSweep() }
+        guard sweep.isSweeping else {
+            sweep.unschedule()
+            return ([], true)
+        }
+        let retired = _sweepStep(budget: TableSweep.budget)
+        if !sweep.isSweeping { sweep.unschedule() }
+        return (retired, !sweep.isSweeping)
+    }
+
+    /// A snapshot of both tables' keys to examine (a copy, ~10 ns an entry).
+    private mutating func _beginSweep() {
+        sweep.begin(handlers: Array(handlers.keys), attachments: Array(attachments.keys))
     }
 
     /// Examines up to `budget` entries of the sweep under way: handlers first, then attachments.
@@ -107,5 +170,18 @@ extension ManagerState {
         }
         if sweep.hasExaminedAll { sweep.end(handlers: handlers.count, attachments: attachments.count) }
         return retired
+    }
+}
+
+extension ObjectManager {
+    /// Runs the sweep an `_attach` scheduled, on the hand-off queue: `TableSweep.budget` entries
+    /// per acquisition of the lock, so that a `manage` caller waits at most one short section, and
+    /// what each section takes out of the tables is freed after it.
+    func sweepTablesInBackground() {
+        var finished = false
+        while !finished {
+            let step = state.withLock { $0._backgroundSweepStep() }
+            finished = step.finished
+        }
     }
 }

@@ -61,32 +61,101 @@ import Testing
         #expect(largest <= 2 * perRound + TableSweep.floor)
     }
 
-    /// A sweep is spread over the `manage` calls that attach users: none examines more than the
-    /// budget, and a sweep that began ends.
-    @Test func aSweepExaminesAFewEntriesPerManage() {
+    /// The `manage` that finds a sweep due only schedules it: the tables are untouched until the
+    /// background sweep runs, which examines a few entries per section and ends, unscheduled.
+    @Test func aDueSweepIsScheduledAndRunsInSectionsOfItsOwn() {
+        let manager = makeScriptedManager(loader: ScriptedDataLoader())
+        let unused = 3 * TableSweep.floor / 4  // 48 handlers nobody uses: due, not behind
+        manager.state.withLock { state in
+            state.handlers = Self.handlersNobodyUses(unused)
+            let sweptHere = state._sweepIfBehind()
+            let scheduled = state._scheduleSweepIfDue()
+            let scheduledAgain = state._scheduleSweepIfDue()
+            #expect(sweptHere.isEmpty)
+            #expect(scheduled)
+            #expect(!scheduledAgain)  // scheduled once
+            #expect(state.handlers.count == unused)
+            #expect(state.sweep.isScheduled)
+        }
+        var sections = 0
+        var finished = false
+        while !finished, sections <= unused {
+            let (before, step, after) = manager.state.withLock { state in
+                (state.handlers.count, state._backgroundSweepStep(), state.handlers.count)
+            }
+            sections += 1
+            finished = step.finished
+            #expect(before - after <= TableSweep.budget)
+            #expect(step.retired.count == before - after)
+        }
+        #expect(finished)
+        #expect(sections == (unused + TableSweep.budget - 1) / TableSweep.budget)
+        manager.state.withLock { state in
+            #expect(state.handlers.isEmpty)
+            #expect(!state.sweep.isScheduled && !state.sweep.isSweeping)
+        }
+    }
+
+    /// When the background sweep falls behind (tables at 7/8 of the threshold), each `_attach`
+    /// examines a budget of entries itself until that sweep ends, so the tables stay bounded
+    /// without the background.
+    @Test func aSweepBehindIsHelpedByEachAttach() {
+        let manager = makeScriptedManager(loader: ScriptedDataLoader())
+        let unused = 7 * TableSweep.floor / 8
+        manager.state.withLock { state in
+            state.handlers = Self.handlersNobodyUses(unused)
+            let scheduled = state._scheduleSweepIfDue()  // and never run here
+            let sweptHere = state._sweepIfBehind()
+            #expect(scheduled)
+            #expect(sweptHere.count == TableSweep.budget)
+            #expect(state.handlers.count == unused - TableSweep.budget)
+            #expect(state.sweep.isSweeping)
+            // Below 7/8 now, the attaches still help until that sweep ends, then stop.
+            var helped = 1
+            while state.sweep.isSweeping, helped <= unused {
+                let swept = state._sweepIfBehind()
+                #expect(swept.count <= TableSweep.budget)
+                helped += 1
+            }
+            #expect(helped == (unused + TableSweep.budget - 1) / TableSweep.budget)
+            #expect(state.handlers.isEmpty)
+            let afterTheEnd = state._sweepIfBehind()
+            #expect(afterTheEnd.isEmpty)
+        }
+    }
+
+    /// Users come and go while `manage` runs: sweeps begin, run beside it and end, and the
+    /// handlers left are bounded by the users alive.
+    @Test func sweepsRunBesideManageAndEnd() async {
         let manager = makeScriptedManager(loader: ScriptedDataLoader(), memoryCount: 10_000)
         let decoder = BlobDecoder()
         let object = Blob(Data("in memory".utf8))
-        var sweeps = 0
         var users: [RecordingUser<BlobDecoder>] = []
+        var sawScheduled = false
         for index in 0..<2_000 {
             let request = request("sweep/\(index)")
             manager.memoryCache.setValue(
                 CachedObject(object: object, freshness: nil, cost: 1),
                 forKey: ObjectKey(dataKey: request.dataKey, variant: decoder.identifier), cost: 1)
             let user = RecordingUser(request, decoder: decoder)
-            let before = manager.state.withLock { ($0.handlers.count, $0.attachments.count, $0.sweep.isSweeping) }
             manager.manage(user)
-            let after = manager.state.withLock { ($0.handlers.count, $0.attachments.count, $0.sweep.isSweeping) }
-            // One handler and one record added at most; at most the budget removed.
-            #expect(before.0 + 1 - after.0 <= TableSweep.budget)
-            #expect(before.1 + 1 - after.1 <= TableSweep.budget)
-            if !before.2 && after.2 { sweeps += 1 }
+            sawScheduled = sawScheduled || manager.state.withLock { $0.sweep.isScheduled }
             if index % 3 == 0 { users.append(user) }  // a third stay alive
         }
-        #expect(sweeps >= 2)
-        let liveUsers = users.count
-        #expect(manager.state.withLock { $0.handlers.count } <= 2 * liveUsers + TableSweep.floor)
+        #expect(sawScheduled)
+        #expect(await waitUntil { manager.state.withLock { !$0.sweep.isScheduled && !$0.sweep.isSweeping } })
+        #expect(manager.state.withLock { $0.handlers.count } <= 2 * users.count + TableSweep.floor)
+    }
+
+    /// `count` handlers of their own keys, none loading, none used.
+    private static func handlersNobodyUses(_ count: Int) -> [ObjectKey: ObjectHandler] {
+        var handlers: [ObjectKey: ObjectHandler] = [:]
+        for index in 0..<count {
+            let request = ObjectRequest(url: URL(string: "https://example.com/unused/\(index)")!)
+            let key = ObjectKey(dataKey: request.dataKey, variant: BlobDecoder().identifier)
+            handlers[key] = ObjectHandler(key: key, decoder: AnyObjectDecoder(BlobDecoder()), request: request, policy: LoadPolicy())
+        }
+        return handlers
     }
 
     /// A handler dropped with its last user releases its object after the manager's lock: freeing a
