@@ -62,7 +62,7 @@ extension CacheStore {
         _ current: CurrentRecord, waitingAtMost budget: Double?
     ) throws(FileCacheError) -> Data? {
         let (record, path, verifiedStamp) = current
-        let descriptor = Posix.openFile(path, O_RDONLY)
+        let descriptor = Posix.openForReading(path)
         guard descriptor >= 0 else { throw missingFile(record, path: path, errno: -descriptor) }
         defer { Posix.closeFile(descriptor) }
         guard let info = Posix.status(of: descriptor) else {
@@ -94,7 +94,7 @@ extension CacheStore {
     /// Checks `entry`'s own file against its checksum without keeping the bytes.
     func verify(_ entry: FileCacheEntry) throws(FileCacheError) {
         guard let (record, path, verifiedStamp) = try currentRecord(of: entry, waitingAtMost: nil) else { return }
-        let descriptor = Posix.openFile(path, O_RDONLY)
+        let descriptor = Posix.openForReading(path)
         guard descriptor >= 0 else { throw missingFile(record, path: path, errno: -descriptor) }
         defer { Posix.closeFile(descriptor) }
         guard let info = Posix.status(of: descriptor) else {
