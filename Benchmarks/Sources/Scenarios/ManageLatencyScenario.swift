@@ -19,6 +19,14 @@ struct ManageLatencyScenario: BenchmarkScenario {
         ProcessInfo.processInfo.environment["MANAGEDCACHE_LATENCY_THREADS"].flatMap(Int.init) ?? 4
     }
 
+    /// A nice value for the measuring thread while it measures (`MANAGEDCACHE_LATENCY_NICE`, a
+    /// diagnostic; default: unchanged, the same priority as every other thread, as the issue
+    /// measured). An app's main thread runs above the default priority (user-interactive QoS), and
+    /// libdispatch on Linux gives that QoS nice −4, as it gives its manager thread.
+    static var measuringNice: Int32? {
+        ProcessInfo.processInfo.environment["MANAGEDCACHE_LATENCY_NICE"].flatMap { Int32($0) }
+    }
+
     /// The issue's bound for every outcome: p99 and maximum, in milliseconds.
     static let p99Limit = 0.25
     static let maximumLimit = 4.0
@@ -33,8 +41,11 @@ struct ManageLatencyScenario: BenchmarkScenario {
             defer { fixture.tearDown() }
             let background = BackgroundMix(manager: fixture.manager, server: server, threads: threads)
             background.start()
-            var timings = fixture.measure(calls: calls)
-            timings.work = fixture.measureWorkFloor(runs: calls / 4)
+            let timings = ThreadNice.while(Self.measuringNice) {
+                var timings = fixture.measure(calls: calls)
+                timings.work = fixture.measureWorkFloor(runs: calls / 4)
+                return timings
+            }
             let backgroundOperations = background.stop()
             rows += Self.rows(timings, threads: threads, backgroundOperations: backgroundOperations)
         }
@@ -43,7 +54,8 @@ struct ManageLatencyScenario: BenchmarkScenario {
 
     /// One row per outcome seen at least 50 times, and the floor's row.
     static func rows(_ timings: LatencyTimings, threads: Int, backgroundOperations: Int) -> [ResultRow] {
-        let phase = threads == 0 ? "alone" : "under load (\(threads) threads, \(Format.grouped(backgroundOperations)) operations)"
+        var phase = threads == 0 ? "alone" : "under load (\(threads) threads, \(Format.grouped(backgroundOperations)) operations)"
+        if let nice = measuringNice { phase += ", measuring at nice \(nice)" }
         let floor = Percentiles(timings.floor)
         var rows: [ResultRow] = []
         for outcome in LatencyOutcome.allCases {
@@ -145,5 +157,25 @@ enum LatencyServer {
             }
         }
         return server
+    }
+}
+
+/// The calling thread's nice value, changed for a while (Linux: `setpriority` with `who` 0 sets
+/// the calling thread's alone). Elsewhere, or for `nil`, the body runs unchanged.
+enum ThreadNice {
+    static func `while`<Result>(_ nice: Int32?, _ body: () -> Result) -> Result {
+        #if os(Linux)
+        guard let nice else { return body() }
+        errno = 0
+        let previous = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        guard setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) == 0 else {
+            FileHandle.standardError.write(Data("manage-latency: cannot set nice \(nice) (errno \(errno)); measuring unchanged\n".utf8))
+            return body()
+        }
+        defer { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, previous) }
+        return body()
+        #else
+        return body()
+        #endif
     }
 }
