@@ -16,9 +16,9 @@
 /// sweep runs on the hand-off queue (`ObjectManager.sweepTablesInBackground()`), `budget` entries
 /// per acquisition of the lock, each section a few microseconds. It used to run inside `manage`:
 /// first all at once (70–100 µs sections in `manage-latency`), then `budget` entries per call. Even
-/// spread out, it was a third of a load start's median on the calling thread (0.020 ms; 0.012 ms
-/// without it, same run), and the longer a call, the likelier a preemption stretches it past a
-/// frame's share.
+/// spread out, it was about a fifth of a load start's median on the calling thread (0.012–0.017 ms
+/// without it in a scratch build, against 0.016–0.021 ms in the runs around it), and the longer a
+/// call, the likelier a preemption stretches it past a frame's share.
 ///
 /// The bound still holds when the background falls behind (a starved utility thread): once the
 /// tables reach 7/8 of the threshold, where the sweep used to begin, every `_attach` also
