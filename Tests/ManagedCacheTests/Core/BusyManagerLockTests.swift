@@ -32,6 +32,21 @@ import Testing
         return await waitUntil { returned.withLock { $0 } }
     }
 
+    /// Manages `user` on a thread of its own while the manager's lock is held: `manage` returns
+    /// without waiting and without an answer; once the lock is free, the user gets its one final
+    /// callback.
+    private func expectAnsweredOnlyOnceTheLockIsFree(
+        _ manager: ObjectManager, _ user: RecordingUser<BlobDecoder>, sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let holding = MutexHolder(manager.state)
+        defer { holding.release() }
+        #expect(
+            await managedWithoutWaiting(manager, user), "manage waited for the manager's lock", sourceLocation: sourceLocation)
+        #expect(user.finalCallbackCount == 0, sourceLocation: sourceLocation)
+        holding.release()
+        #expect(await waitUntil { user.finalCallbackCount == 1 }, sourceLocation: sourceLocation)
+    }
+
     /// Loads `path` with a user of its own, so that it is in the memory cache.
     private func warm(_ manager: ObjectManager, _ path: String) async -> RecordingUser<BlobDecoder> {
         let user = RecordingUser(request(path), decoder: BlobDecoder())
@@ -80,12 +95,7 @@ import Testing
         let manager = makeManager(loader)
         _ = await warm(manager, "gone")
         let user = RecordingUser(request("gone"), decoder: BlobDecoder())
-        let holding = MutexHolder(manager.state)
-        defer { holding.release() }
-        #expect(await managedWithoutWaiting(manager, user), "manage waited for the manager's lock")
-        #expect(user.finalCallbackCount == 0)
-        holding.release()
-        #expect(await waitUntil { user.finalCallbackCount == 1 })
+        await expectAnsweredOnlyOnceTheLockIsFree(manager, user)
         #expect(user.errors == [.recentlyFailed(.httpStatus(code: 404))])
         #expect(loader.requestCount("gone") == 1)
     }
@@ -177,12 +187,7 @@ import Testing
         try fileCache.store(Data("disk".utf8), forKey: request("a").dataKey, metadata: FileCacheMetadata())
         let manager = makeManager(loader, fileCache: fileCache)
         let user = RecordingUser(request("a"), decoder: BlobDecoder())
-        let holding = MutexHolder(manager.state)
-        defer { holding.release() }
-        #expect(await managedWithoutWaiting(manager, user), "manage waited for the manager's lock")
-        #expect(user.finalCallbackCount == 0)
-        holding.release()
-        #expect(await waitUntil { user.finalCallbackCount == 1 })
+        await expectAnsweredOnlyOnceTheLockIsFree(manager, user)
         #expect(user.origins == [.fileCache])
         #expect(user.objects.first?.bytes == Data("disk".utf8))
         #expect(loader.requestCount("a") == 0)
