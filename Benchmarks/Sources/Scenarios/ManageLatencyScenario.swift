@@ -41,21 +41,22 @@ struct ManageLatencyScenario: BenchmarkScenario {
             defer { fixture.tearDown() }
             let background = BackgroundMix(manager: fixture.manager, server: server, threads: threads)
             background.start()
-            let timings = ThreadNice.while(Self.measuringNice) {
+            let (timings, nice) = ThreadNice.while(Self.measuringNice) {
                 var timings = fixture.measure(calls: calls)
                 timings.work = fixture.measureWorkFloor(runs: calls / 4)
                 return timings
             }
             let backgroundOperations = background.stop()
-            rows += Self.rows(timings, threads: threads, backgroundOperations: backgroundOperations)
+            rows += Self.rows(timings, threads: threads, backgroundOperations: backgroundOperations, nice: nice)
         }
         return rows
     }
 
-    /// One row per outcome seen at least 50 times, and the floor's row.
-    static func rows(_ timings: LatencyTimings, threads: Int, backgroundOperations: Int) -> [ResultRow] {
+    /// One row per outcome seen at least 50 times, and the floor's row. `nice`: the measuring
+    /// thread's nice value, when `MANAGEDCACHE_LATENCY_NICE` set it.
+    static func rows(_ timings: LatencyTimings, threads: Int, backgroundOperations: Int, nice: Int32? = nil) -> [ResultRow] {
         var phase = threads == 0 ? "alone" : "under load (\(threads) threads, \(Format.grouped(backgroundOperations)) operations)"
-        if let nice = measuringNice { phase += ", measuring at nice \(nice)" }
+        if let nice { phase += ", measuring at nice \(nice)" }
         let floor = Percentiles(timings.floor)
         var rows: [ResultRow] = []
         for outcome in LatencyOutcome.allCases {
@@ -161,21 +162,23 @@ enum LatencyServer {
 }
 
 /// The calling thread's nice value, changed for a while (Linux: `setpriority` with `who` 0 sets
-/// the calling thread's alone). Elsewhere, or for `nil`, the body runs unchanged.
+/// the calling thread's alone). Elsewhere, for `nil`, or when the system refuses, the body runs
+/// unchanged.
 enum ThreadNice {
-    static func `while`<Result>(_ nice: Int32?, _ body: () -> Result) -> Result {
+    /// Runs `body` at `nice`; returns its result and the nice value it ran at (`nil`: unchanged).
+    static func `while`<Result>(_ nice: Int32?, _ body: () -> Result) -> (Result, Int32?) {
         #if os(Linux)
-        guard let nice else { return body() }
+        guard let nice else { return (body(), nil) }
         errno = 0
         let previous = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
         guard setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) == 0 else {
             FileHandle.standardError.write(Data("manage-latency: cannot set nice \(nice) (errno \(errno)); measuring unchanged\n".utf8))
-            return body()
+            return (body(), nil)
         }
         defer { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, previous) }
-        return body()
+        return (body(), nice)
         #else
-        return body()
+        return (body(), nil)
         #endif
     }
 }
