@@ -15,16 +15,9 @@ import ManagedCacheLocking
 /// `127.0.0.1` and `localhost` are two hosts). Waiting ends when a running load of the same host
 /// ends, which it does: it either progresses, or the idle timeout stops it.
 final class HostConnectionLimit: Sendable {
-    private struct Waiter {
-        let identifier: UInt64
-        let continuation: CheckedContinuation<Void, any Error>
-        /// The load's priority now (it may change while it waits).
-        let priority: @Sendable () -> LoadPriority
-    }
-
     private struct Host {
         var running = 0
-        var waiting: [Waiter] = []
+        var waiting = PriorityWaitQueue()
     }
 
     private struct State {
@@ -66,57 +59,43 @@ final class HostConnectionLimit: Sendable {
         }
         guard let identifier else { return }
         willWait()
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                enum Outcome { case cancelled, admitted, queued }
-                let outcome = state.withLock { state -> Outcome in
+        try await PriorityWaitQueue.wait(
+            identifier: identifier, priority: priority,
+            enqueue: { waiter in
+                state.withLock { state in
                     if state.cancelledEarly.remove(identifier) != nil { return .cancelled }
                     // A load may have ended between the first look and now.
                     if state.hosts[host, default: Host()].running < limit {
                         state.hosts[host, default: Host()].running += 1
                         return .admitted
                     }
-                    state.hosts[host, default: Host()].waiting.append(
-                        Waiter(identifier: identifier, continuation: continuation, priority: priority))
+                    state.hosts[host, default: Host()].waiting.append(waiter)
                     return .queued
                 }
-                switch outcome {
-                case .cancelled: continuation.resume(throwing: CancellationError())
-                case .admitted: continuation.resume()
-                case .queued: break
+            },
+            withdraw: { [state] identifier in
+                state.withLock { state in
+                    // Not queued yet (or already admitted: then `forget` drops the mark).
+                    guard let waiter = state.hosts[host]?.waiting.remove(identifier) else {
+                        state.cancelledEarly.insert(identifier)
+                        return nil
+                    }
+                    return waiter
                 }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                guard let index = state.hosts[host]?.waiting.firstIndex(where: { $0.identifier == identifier }) else {
-                    // Not queued yet (or already admitted: then the mark is never read, see below).
-                    state.cancelledEarly.insert(identifier)
-                    return nil
-                }
-                return state.hosts[host]?.waiting.remove(at: index)
-            }
-            waiter?.continuation.resume(throwing: CancellationError())
-        }
-        // Admitted: a mark left by a cancellation that came after admission is dropped.
-        state.withLock { _ = $0.cancelledEarly.remove(identifier) }
+            },
+            forget: { identifier in state.withLock { _ = $0.cancelledEarly.remove(identifier) } })
     }
 
     /// Ends one admitted load of `host`, admitting the next waiting one.
     func release(_ host: String) {
-        let next = state.withLock { state -> Waiter? in
+        let next = state.withLock { state -> PriorityWaitQueue.Waiter? in
             guard var entry = state.hosts[host] else { return nil }
-            if entry.waiting.isEmpty {
+            // The slot passes straight to the waiter of the highest priority: `running` stays the same.
+            guard let next = entry.waiting.removeHighestPriority() else {
                 entry.running -= 1
                 state.hosts[host] = entry.running > 0 ? entry : nil
                 return nil
             }
-            // The slot passes straight to the waiter of the highest priority (the first among
-            // equals): `running` stays the same. Each priority is read once, under this lock; a
-            // cell's own lock is never held while it calls out, so the nesting cannot deadlock.
-            let priorities = entry.waiting.map { $0.priority() }
-            var chosen = 0
-            for index in priorities.indices.dropFirst() where priorities[index] > priorities[chosen] { chosen = index }
-            let next = entry.waiting.remove(at: chosen)
             state.hosts[host] = entry
             return next
         }
