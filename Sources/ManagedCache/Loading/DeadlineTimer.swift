@@ -2,7 +2,8 @@ import Dispatch
 import ManagedCacheLocking
 
 /// Runs actions once their deadlines pass, for the whole process, on one dispatch timer: the
-/// grace periods of cancelled transfers (`SessionTransfer.cancelled(grace:graceEnded:)`).
+/// grace periods of cancelled transfers (`SessionTransfer.cancelled(grace:graceEnded:)`) and the
+/// moments a load rate limit has a token again (`LoadRateLimiter`).
 ///
 /// Why not `asyncAfter` per cancellation: a transfer is cancelled in its load's cancellation
 /// handler, on the thread that cancels, which is often the thread calling `manage` (a reused cell
@@ -11,14 +12,15 @@ import ManagedCacheLocking
 /// scheduler traces of the `manage-latency` benchmark's measuring thread (issue 20) found this
 /// wake behind most of the calls that were preempted while starting a load. Here an action whose
 /// deadline is no earlier than the timer's next firing (the usual case: every grace is as long)
-/// is only appended to a list, under a lock; the timer is armed or moved only when it is idle or
+/// is only appended to a list, under a lock (a rate limit's earlier deadlines are
+/// inserted before the later ones); the timer is armed or moved only when it is idle or
 /// the new deadline comes first, and it re-arms itself from its own queue.
 ///
 ///     idle ──add──▶ armed(earliest deadline) ──fire: run due, more pending──▶ armed
 ///                        └───────────────────fire: none pending───────────▶ idle
-final class GraceTimer: Sendable {
+final class DeadlineTimer: Sendable {
     /// The process's timer.
-    static let shared = GraceTimer()
+    static let shared = DeadlineTimer()
 
     private struct Pending {
         let deadline: DispatchTime
@@ -34,7 +36,7 @@ final class GraceTimer: Sendable {
     }
 
     private let state = Lock(State())
-    private let queue = DispatchQueue(label: "ManagedCache.grace-timer", qos: .utility)
+    private let queue = DispatchQueue(label: "ManagedCache.deadline-timer", qos: .utility)
 
     /// Runs `action` on the timer's queue once `seconds` have passed.
     func run(after seconds: Double, _ action: @escaping @Sendable () -> Void) {

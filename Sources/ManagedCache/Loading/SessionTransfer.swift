@@ -121,8 +121,8 @@ final class SessionTransfer: Sendable {
         state.withLock { $0.cancelledAt = .now }
         // One process-wide timer, not an `asyncAfter` here: this runs on the thread that cancels
         // (often one calling `manage`), and arming a timer of its own woke dispatch's event thread,
-        // which took the caller's CPU (see `GraceTimer`).
-        GraceTimer.shared.run(after: grace) { [weak self] in
+        // which took the caller's CPU (see `DeadlineTimer`).
+        DeadlineTimer.shared.run(after: grace) { [weak self] in
             guard let self else { return }  // ended and released: the session reported it
             // The loader hears of the end last, once the table has forgotten the transfer: when
             // the load's task ends, nothing of its transfer is left.

@@ -5,9 +5,10 @@ import Testing
 
 @testable import ManagedCache
 
-/// `GraceTimer`, the one timer behind every cancelled transfer's grace period: each action runs
-/// once, never before its deadline, in the order of the deadlines, whatever the order it came in.
-@Suite struct GraceTimerTests {
+/// `DeadlineTimer`, the one timer behind cancelled transfers' grace periods and load rate limits:
+/// each action runs once, never before its deadline, in the order of the deadlines, whatever the
+/// order it came in.
+@Suite struct DeadlineTimerTests {
     /// What ran, in order, with the seconds from the start to when it ran.
     final class Log: Sendable {
         private let entries = Lock<[(name: String, elapsed: Double)]>([])
@@ -23,7 +24,7 @@ import Testing
     }
 
     @Test func actionsRunOnceTheirDeadlinesPassInTheOrderOfTheDeadlines() async {
-        let timer = GraceTimer()
+        let timer = DeadlineTimer()
         let log = Log()
         // Added latest-first: the second and third each come before what the timer is armed for.
         let delays = [("late", 0.3), ("early", 0.1), ("middle", 0.2)]
@@ -38,7 +39,7 @@ import Testing
     }
 
     @Test func anActionAddedBehindTheArmedDeadlineWaitsForItsOwn() async {
-        let timer = GraceTimer()
+        let timer = DeadlineTimer()
         let log = Log()
         timer.run(after: 0.05) { log.record("first") }
         timer.run(after: 0.25) { log.record("second") }  // the timer stays armed for the first
@@ -49,7 +50,7 @@ import Testing
     }
 
     @Test func aTimerThatWentIdleRunsTheNextAction() async {
-        let timer = GraceTimer()
+        let timer = DeadlineTimer()
         let log = Log()
         timer.run(after: 0.01) { log.record("before") }
         #expect(await waitUntil { log.names == ["before"] })
