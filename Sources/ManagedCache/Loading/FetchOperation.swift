@@ -83,6 +83,8 @@ struct FetchOperation: Sendable {
     /// Guards the commit of the downloaded bytes (and a `304`'s metadata update): an object the
     /// app stores over the data key closes it (issue 18.1). `nil`: nothing can supersede this fetch.
     var writeGate: WriteGate?
+    /// Paces the requests sent to the loader (`LoadRateLimit`); `nil`: they go at once.
+    var rateLimiter: LoadRateLimiter?
 
     /// What a conditional request revalidates.
     private enum StaleBase {
@@ -266,6 +268,9 @@ struct FetchOperation: Sendable {
     /// One download attempt. `spools`: without a file cache, a body past the in-memory threshold
     /// goes to a temporary file (`DownloadSpool`).
     private func download(useFileCache: Bool, spools: Bool, stale: StaleBase?) async throws -> FetchedData {
+        // Before anything is prepared: a load cancelled while it waits for its turn (pushed out of
+        // the loading buffer by a fast scroll) never reaches the loader and holds nothing.
+        try await rateLimiter?.admit { [priority] in priority.value }
         var headers = request.headers
         let conditional = stale?.freshness.hasValidators == true
         if let stale, conditional {

@@ -105,7 +105,8 @@ extension ObjectManager {
             dataKey: dataKey, request: request, policy: policy, loader: configuration.dataLoader,
             fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
             memoryValidators: validators, priority: priority,
-            callbacks: makeFetchCallbacks(dataKey: dataKey, fetch: identifier), writeGate: writeGate)
+            callbacks: makeFetchCallbacks(dataKey: dataKey, fetch: identifier), writeGate: writeGate,
+            rateLimiter: loadRateLimiter)
     }
 
     /// A fetch running in the prefetch lane that a user now waits for leaves the lane (freeing a

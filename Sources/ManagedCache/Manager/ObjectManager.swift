@@ -78,6 +78,12 @@ public final class ObjectManager: Sendable {
         /// `PreviewDecoding`), in seconds: a stage completed sooner is shown with the next one.
         /// Default 0.25; 0 delivers a preview for every stage.
         public var previewInterval: Double = 0.25
+        /// How fast loads go to the loader: `burst` at once, then `loadsPerSecond`; the others
+        /// wait, and one cancelled while it waits (pushed out of the loading buffer by a fast
+        /// scroll) never reaches the network. Memory and file-cache hits never wait. Default
+        /// ``LoadRateLimit/default`` (80 per second after a burst of 25, as Nuke's pipeline);
+        /// `nil` sends every load at once. See ``LoadRateLimit``.
+        public var loadRateLimit: LoadRateLimit? = .default
         /// The clock of the failure memory's intervals; tests replace it to step time.
         var failureClock: @Sendable () -> MonotonicInstant = { .now }
 
@@ -108,6 +114,8 @@ public final class ObjectManager: Sendable {
     /// never waits for (or holds up) the lock every `manage` takes (issue 20: counting each
     /// request sent took a third of all the manager lock's waits in `manage-latency`).
     let transferCounters = Lock(TransferCounters())
+    /// Paces the loads sent to the loader (``Configuration/loadRateLimit``); `nil`: no limit.
+    let loadRateLimiter: LoadRateLimiter?
     /// The memory-warning observer (iOS, tvOS, visionOS); removed when the manager goes away.
     /// In a lock only because it is set once `self` exists, at the end of `init`.
     private let memoryWarningObservation = Lock<NotificationObservation?>(nil)
@@ -124,6 +132,7 @@ public final class ObjectManager: Sendable {
             countLimit: configuration.memoryCacheCountLimit, costLimit: configuration.memoryCacheCostLimit)
         self.undecodedData = MemoryCache(countLimit: 1 << 20, costLimit: configuration.undecodedDataLimit)
         self.currencies = AttachmentCurrencies()
+        self.loadRateLimiter = configuration.loadRateLimit.map { LoadRateLimiter($0) }
         self.state = ManagerLock(ManagerState(loadingBufferSize: configuration.loadingBufferSize, currencies: currencies))
         observeMemoryWarnings()
     }
