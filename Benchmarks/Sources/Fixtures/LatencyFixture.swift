@@ -22,7 +22,8 @@ final class LatencyFixture {
     static let hotCount = 60
     static let failingCount = 20
 
-    init(server: LoopbackServer, calls: Int) throws {
+    /// `rateLimited`: whether the manager keeps the default `LoadRateLimit` (else none).
+    init(server: LoopbackServer, calls: Int, rateLimited: Bool = true) throws {
         let phase = Self.phases.withLock {
             $0 += 1
             return $0
@@ -35,6 +36,7 @@ final class LatencyFixture {
         configuration.memoryCacheCountLimit = 2_000
         configuration.fileCache = fileCache
         configuration.policy.fileCacheDelivery = .synchronous
+        if !rateLimited { configuration.loadRateLimit = nil }
         manager = ObjectManager(configuration: configuration)
         hot = (0..<Self.hotCount).map { ObjectRequest(url: server.url("/ok/\(phase * 1_000 + $0)")) }
         failing = (0..<Self.failingCount).map { ObjectRequest(url: server.url("/missing/\(phase * 1_000 + $0)")) }

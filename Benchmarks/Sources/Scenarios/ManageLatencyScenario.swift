@@ -27,6 +27,12 @@ struct ManageLatencyScenario: BenchmarkScenario {
         ProcessInfo.processInfo.environment["MANAGEDCACHE_LATENCY_NICE"].flatMap { Int32($0) }
     }
 
+    /// Whether the manager paces its loads (`MANAGEDCACHE_LATENCY_RATE_LIMIT=off` turns the
+    /// default `LoadRateLimit` off, for comparison; the rows then say so).
+    static var usesRateLimit: Bool {
+        ProcessInfo.processInfo.environment["MANAGEDCACHE_LATENCY_RATE_LIMIT"] != "off"
+    }
+
     /// The bound for every outcome: p99 and maximum, in milliseconds.
     static let p99Limit = 0.25
     static let maximumLimit = 4.0
@@ -37,9 +43,10 @@ struct ManageLatencyScenario: BenchmarkScenario {
         defer { server.stop() }
         var rows: [ResultRow] = []
         for threads in [0, Self.backgroundThreads] {
-            let fixture = try LatencyFixture(server: server, calls: calls)
+            let fixture = try LatencyFixture(server: server, calls: calls, rateLimited: Self.usesRateLimit)
             defer { fixture.tearDown() }
             let background = BackgroundMix(manager: fixture.manager, server: server, threads: threads)
+            let requestsBefore = server.totalRequestCount
             background.start()
             let (timings, nice) = ThreadNice.while(Self.measuringNice) {
                 var timings = fixture.measure(calls: calls)
@@ -47,16 +54,38 @@ struct ManageLatencyScenario: BenchmarkScenario {
                 return timings
             }
             let backgroundOperations = background.stop()
-            rows += Self.rows(timings, threads: threads, backgroundOperations: backgroundOperations, nice: nice)
+            let phase = Phase(
+                threads: threads, backgroundOperations: backgroundOperations,
+                requests: server.totalRequestCount - requestsBefore, nice: nice, rateLimited: Self.usesRateLimit)
+            rows += Self.rows(timings, phase: phase)
         }
         return rows
     }
 
-    /// One row per outcome seen at least 50 times, and the floor's row. `nice`: the measuring
-    /// thread's nice value, when `MANAGEDCACHE_LATENCY_NICE` set it.
-    static func rows(_ timings: LatencyTimings, threads: Int, backgroundOperations: Int, nice: Int32? = nil) -> [ResultRow] {
-        var phase = threads == 0 ? "alone" : "under load (\(threads) threads, \(Format.grouped(backgroundOperations)) operations)"
-        if let nice { phase += ", measuring at nice \(nice)" }
+    /// What a phase ran under, for its rows' names.
+    struct Phase {
+        let threads: Int
+        let backgroundOperations: Int
+        /// The requests the server answered during the phase (the measured calls' loads and the
+        /// background's).
+        let requests: Int
+        /// The measuring thread's nice value, when `MANAGEDCACHE_LATENCY_NICE` set it.
+        var nice: Int32?
+        var rateLimited = true
+
+        var name: String {
+            var name = threads == 0 ? "alone" : "under load (\(threads) threads, \(Format.grouped(backgroundOperations)) operations)"
+            name += ", \(Format.grouped(requests)) requests"
+            if !rateLimited { name += ", without a load rate limit" }
+            if let nice { name += ", measuring at nice \(nice)" }
+            return name
+        }
+    }
+
+    /// One row per outcome seen at least 50 times, and the floor's row.
+    static func rows(_ timings: LatencyTimings, phase: Phase) -> [ResultRow] {
+        let threads = phase.threads
+        let phase = phase.name
         let floor = Percentiles(timings.floor)
         var rows: [ResultRow] = []
         for outcome in LatencyOutcome.allCases {

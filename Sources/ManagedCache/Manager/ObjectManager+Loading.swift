@@ -18,10 +18,13 @@ extension ObjectManager {
                 _promoteFetchFromPrefetchLane(dataKey: key.dataKey, fetch: fetch.identifier, work: &work, in: &state)
             }
         } else {
+            // Paced (`LoadRateLimit`) when the loading buffer can push it out: the loads of a fast
+            // scroll. An `async` caller's load and a prefetch go at once; nothing cancels them
+            // a moment later, so waiting would only delay them.
             let fetchID = _createFetch(
                 dataKey: key.dataKey, request: handler.request, policy: handler.policy,
                 subscriber: key, inPrefetchLane: false, priority: handler.effectivePriority,
-                validators: handler.staleObject?.freshness, in: &state)
+                validators: handler.staleObject?.freshness, paced: evictable, in: &state)
             handler.startLoading(fetch: fetchID)
         }
         if evictable {
@@ -49,7 +52,8 @@ extension ObjectManager {
     /// Starts the one fetch of `dataKey`. Returns its identifier.
     func _createFetch(
         dataKey: String, request: ObjectRequest, policy: LoadPolicy, subscriber: ObjectKey?,
-        inPrefetchLane: Bool, priority: LoadPriority, validators: HTTPFreshness? = nil, in state: inout ManagerState
+        inPrefetchLane: Bool, priority: LoadPriority, validators: HTTPFreshness? = nil, paced: Bool = false,
+        in state: inout ManagerState
     ) -> UInt64 {
         let identifier = state._makeIdentifier()
         if !inPrefetchLane { _cancelPreloads(in: &state) }
@@ -75,7 +79,7 @@ extension ObjectManager {
                 guard
                     let operation = self?.makeFetchOperation(
                         dataKey: dataKey, request: request, policy: policy, validators: validators, priority: priorityCell,
-                        fetch: identifier, writeGate: writeGate)
+                        fetch: identifier, writeGate: writeGate, paced: paced)
                 else { return }
                 let result = await operation.run()
                 guard let jobs = self?.completeFetch(dataKey: dataKey, fetch: identifier, result: result) else { return }
@@ -99,14 +103,14 @@ extension ObjectManager {
     /// The download of a fetch, made in its task.
     private func makeFetchOperation(
         dataKey: String, request: ObjectRequest, policy: LoadPolicy, validators: HTTPFreshness?, priority: LoadPriorityCell,
-        fetch identifier: UInt64, writeGate: WriteGate
+        fetch identifier: UInt64, writeGate: WriteGate, paced: Bool
     ) -> FetchOperation {
         FetchOperation(
             dataKey: dataKey, request: request, policy: policy, loader: configuration.dataLoader,
             fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
             memoryValidators: validators, priority: priority,
             callbacks: makeFetchCallbacks(dataKey: dataKey, fetch: identifier), writeGate: writeGate,
-            rateLimiter: loadRateLimiter)
+            rateLimiter: paced ? loadRateLimiter : nil)
     }
 
     /// A fetch running in the prefetch lane that a user now waits for leaves the lane (freeing a

@@ -78,9 +78,10 @@ public final class ObjectManager: Sendable {
         /// `PreviewDecoding`), in seconds: a stage completed sooner is shown with the next one.
         /// Default 0.25; 0 delivers a preview for every stage.
         public var previewInterval: Double = 0.25
-        /// How fast loads go to the loader: `burst` at once, then `loadsPerSecond`; the others
-        /// wait, and one cancelled while it waits (pushed out of the loading buffer by a fast
-        /// scroll) never reaches the network. Memory and file-cache hits never wait. Default
+        /// How fast the loads of users in the loading buffer go to the loader: `burst` at once,
+        /// then `loadsPerSecond`; the others wait, and one cancelled while it waits (pushed out by
+        /// a fast scroll) never reaches the network. Memory and file-cache hits, `async` calls and
+        /// prefetches never wait. Default
         /// ``LoadRateLimit/default`` (80 per second after a burst of 25, as Nuke's pipeline);
         /// `nil` sends every load at once. See ``LoadRateLimit``.
         public var loadRateLimit: LoadRateLimit? = .default

@@ -9,10 +9,14 @@
 /// never reaches the loader and spends no token. What is on screen when the scroll stops loads
 /// at once: the burst is larger than a screen of cells, and it refills in a fraction of a second.
 ///
-/// Only loads that go to the loader wait: memory hits and file-cache hits never do. Waiting
-/// loads go highest priority first (``LoadPriority``), first come first served within one. The
-/// idle timeout counts from when a load leaves the wait, not while it waits. Nuke's image
-/// pipeline paces its data loads the same way, with the same defaults.
+/// What waits: loads started for users in the loading buffer (`manage`), when they go to the
+/// loader. Memory and file-cache hits never wait, nor do `async` calls (``ObjectManager/object(for:decoder:progress:)``)
+/// and prefetches: nothing pushes those out a moment later, so waiting would only delay them (a
+/// user that joins a waiting load waits with it). Waiting loads go highest priority first
+/// (``LoadPriority``), and the newest first within one: when a scroll stops, the cells on screen
+/// asked last. The idle timeout counts from when a
+/// load leaves the wait, not while it waits. Nuke's image pipeline paces its data loads with the
+/// same defaults.
 ///
 /// ```swift
 /// var configuration = ObjectManager.Configuration()

@@ -102,4 +102,24 @@ import Testing
         #expect(fresh.origins == [.network])
         #expect(server.totalRequestCount == 1)
     }
+
+    /// Only loads the loading buffer can push out are paced: an `async` caller's loads and
+    /// prefetches go at once, with the burst spent.
+    @Test func asyncLoadsAndPrefetchesAreNotPaced() async throws {
+        let server = try LoopbackServer()
+        let paths = (1...3).map { "/async/\($0)" } + ["/prefetched", "/cell"]
+        for path in paths { server.setRoute(path, .ok(fixtureBody(path, count: 1_000))) }
+        let manager = makeNetworkManager { $0.loadRateLimit = Self.burstOnly(1) }
+        let cell = RecordingUser(ObjectRequest(url: server.url("/cell")), decoder: DataDecoder())
+        manager.manage(cell)  // spends the one token
+        #expect(await waitUntil { cell.objects.count == 1 })
+        for path in paths.prefix(3) {
+            let data = try await manager.object(for: ObjectRequest(url: server.url(path)), decoder: DataDecoder())
+            #expect(data == fixtureBody(path, count: 1_000))
+        }
+        manager.prefetch([ObjectRequest(url: server.url("/prefetched"))])
+        #expect(await waitUntil { server.requestCount(for: "/prefetched") == 1 })
+        #expect(server.totalRequestCount == 5)
+        #expect(manager.loadRateLimiter?.waitingCount == 0)
+    }
 }
