@@ -9,10 +9,10 @@ import ManagedCacheLocking
 ///
 /// While loads wait, a drain is on the process's `DeadlineTimer` for when the next token is due
 /// (one timer for the process: arming a dispatch timer per wait would wake dispatch's event
-/// thread each time, see `DeadlineTimer`). Waiting loads go highest priority first, newest first
-/// within one priority (`PriorityWaitQueue`): the loads waiting are those of the loading buffer,
-/// which pushes out the oldest, and when a scroll stops the newest are the cells on screen; the
-/// oldest are those of cells scrolled past.
+/// thread each time, see `DeadlineTimer`). Waiting loads go highest priority first, first come
+/// first served within one priority (`PriorityWaitQueue`). A load whose users all left (the cells
+/// of rows scrolled past) has priority `.veryLow` (`ObjectManager._refreshPriority`), so when a
+/// scroll stops the cells on screen go first.
 final class LoadRateLimiter: Sendable {
     private struct State {
         /// Tokens at `refilledAt` (fractions accrue).
@@ -83,15 +83,14 @@ final class LoadRateLimiter: Sendable {
             forget: { identifier in state.withLock { _ = $0.cancelledEarly.remove(identifier) } })
     }
 
-    /// Lets as many waiting loads go on as there are tokens, highest priority first (newest first
-    /// among equals), and puts
+    /// Lets as many waiting loads go on as there are tokens, highest priority first, and puts
     /// the next drain on the timer while loads still wait. The timer calls it; tests too.
     func drain() {
         let (admitted, drainDelay) = state.withLock { state -> ([PriorityWaitQueue.Waiter], Double?) in
             state.drainScheduled = false
             _refill(&state)
             var admitted: [PriorityWaitQueue.Waiter] = []
-            while state.tokens >= 1, let next = state.waiting.removeHighestPriority(newestFirst: true) {
+            while state.tokens >= 1, let next = state.waiting.removeHighestPriority() {
                 state.tokens -= 1
                 admitted.append(next)
             }

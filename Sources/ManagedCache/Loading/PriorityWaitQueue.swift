@@ -1,7 +1,7 @@
 /// Loads waiting for something to admit them (a connection to their host, a token of the rate
-/// limit), let go highest priority first, and within one priority first come first served or
-/// newest first, as the owner asks. Each priority is read when a waiter is chosen, so a load
-/// raised while it waits goes ahead.
+/// limit), let go highest priority first and first come first served within one priority. Each
+/// priority is read when a waiter is chosen, so a load raised while it waits goes ahead (and one
+/// nobody waits for any more, lowered to `.veryLow`, goes last).
 ///
 /// The queue lives in its owner's locked state; `wait(identifier:priority:enqueue:withdraw:forget:)`
 /// suspends a task in it and handles a cancellation that comes before, while or after it waits.
@@ -39,15 +39,12 @@ struct PriorityWaitQueue {
         return waiters.remove(at: index)
     }
 
-    /// Takes out the waiter of the highest priority: the first to come among equals, or the
-    /// last when `newestFirst`. Each priority is read once, under the owner's lock; a priority
-    /// cell's own lock is never held while it calls out, so the nesting cannot deadlock.
-    mutating func removeHighestPriority(newestFirst: Bool = false) -> Waiter? {
-        guard !waiters.isEmpty else { return nil }
+    /// Takes out the waiter of the highest priority, the first to come among equals. Each
+    /// priority is read once, under the owner's lock; a priority cell's own lock is never held
+    /// while it calls out, so the nesting cannot deadlock.
+    mutating func removeHighestPriority() -> Waiter? {
         let priorities = waiters.map { $0.priority() }
-        guard let highest = priorities.max(),
-            let chosen = newestFirst ? priorities.lastIndex(of: highest) : priorities.firstIndex(of: highest)
-        else { return nil }
+        guard let highest = priorities.max(), let chosen = priorities.firstIndex(of: highest) else { return nil }
         return waiters.remove(at: chosen)
     }
 

@@ -258,15 +258,18 @@ final class ObjectHandler {
     var hasLiveUnevictableUsers: Bool { users.contains { $0.isAlive && !$0.evictable } }
 
     /// The highest priority among the live users' requests and the prefetch holding the handler;
-    /// `.normal` when nothing wants it (a load whose users just left).
-    var effectivePriority: LoadPriority {
+    /// `nil` when nothing wants it (a load whose users just left).
+    var wantedPriority: LoadPriority? {
         var highest: LoadPriority? = heldByPrefetch ? prefetchPriority : nil
         for slot in users where slot.isAlive {
             let priority = slot.request.priority
             if highest.map({ priority > $0 }) ?? true { highest = priority }
         }
-        return highest ?? .normal
+        return highest
     }
+
+    /// `wantedPriority`, or `.normal` when nothing wants the handler (its place in the loading buffer).
+    var effectivePriority: LoadPriority { wantedPriority ?? .normal }
 
     /// Drops the slots of deallocated users.
     func compactUsers() { users.removeAll { !$0.isAlive } }

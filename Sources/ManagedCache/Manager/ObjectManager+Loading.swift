@@ -36,17 +36,18 @@ extension ObjectManager {
     }
 
     /// Recomputes the priority of the fetch of `dataKey` from everything that wants it (its
-    /// handlers' live users and prefetches) and hands it to the loader when it changed.
+    /// handlers' live users and prefetches) and hands it to the loader when it changed. A fetch
+    /// nothing wants any more (its users left: the cells of rows scrolled past show other rows
+    /// now) goes on at `.veryLow`, so that what is wanted goes first where loads wait: for a
+    /// token of the rate limit, for a connection to the host.
     func _refreshPriority(dataKey: String, in state: inout ManagerState) {
         guard let fetch = state.fetches[dataKey] else { return }
         var highest: LoadPriority? = fetch.prefetchHolds > 0 ? fetch.prefetchPriority : nil
         for key in fetch.subscribers {
-            guard let handler = state.handlers[key] else { continue }
-            let priority = handler.effectivePriority
+            guard let priority = state.handlers[key]?.wantedPriority else { continue }
             if highest.map({ priority > $0 }) ?? true { highest = priority }
         }
-        guard let highest else { return }
-        fetch.priority.set(highest)
+        fetch.priority.set(highest ?? .veryLow)
     }
 
     /// Starts the one fetch of `dataKey`. Returns its identifier.

@@ -532,6 +532,8 @@ extension ObjectManager {
             }
             return work
         }
+        // Its last user left while it loads: what is still wanted goes first (`_refreshPriority`).
+        if case .loading = handler.phase, !handler.hasLiveUsers { _refreshPriority(dataKey: key.dataKey, in: &state) }
         return _cancelIfAbandoned(key, in: &state)
     }
 

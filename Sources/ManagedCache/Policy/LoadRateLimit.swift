@@ -13,8 +13,9 @@
 /// loader. Memory and file-cache hits never wait, nor do `async` calls (``ObjectManager/object(for:decoder:progress:)``)
 /// and prefetches: nothing pushes those out a moment later, so waiting would only delay them (a
 /// user that joins a waiting load waits with it). Waiting loads go highest priority first
-/// (``LoadPriority``), and the newest first within one: when a scroll stops, the cells on screen
-/// asked last. The idle timeout counts from when a
+/// (``LoadPriority``), first come first served within one. A load whose users have all gone
+/// (rows scrolled past, whose cells show other rows now) counts as ``LoadPriority/veryLow``, so
+/// when a scroll stops the cells on screen go first. The idle timeout counts from when a
 /// load leaves the wait, not while it waits. Nuke's image pipeline paces its data loads with the
 /// same defaults.
 ///

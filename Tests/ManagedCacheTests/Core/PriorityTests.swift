@@ -105,6 +105,34 @@ import Testing
         #expect(log.order == ["/raised", "/high", "/normal", "/low"])
     }
 
+    /// A load whose user left (a cell reused for another row) goes on, but after the loads still
+    /// wanted: when a scroll stops, the rows on screen reach the wire before the rows scrolled
+    /// past. The same order holds for the load rate limit's tokens (`LoadRateLimiterTests`).
+    @Test func aLoadWhoseUsersLeftGoesOnTheWireAfterTheWantedOnes() async throws {
+        let server = try LoopbackServer()
+        let gate = GatedRoute(server, path: "/gate", response: .ok(Data("gate".utf8)))
+        defer { gate.open() }
+        let log = ArrivalLog(server, paths: ["/scrolled-past", "/on-screen-1", "/on-screen-2"])
+        let loader = URLSessionDataLoader(maximumConnectionsPerHost: 1)
+        let manager = makeNetworkManager { $0.dataLoader = loader }
+        let held = RecordingUser(ObjectRequest(url: server.url("/gate")), decoder: BlobDecoder())
+        manager.manage(held)
+        #expect(await waitUntil { gate.arrivals == 1 })
+        let cell = RecordingUser(ObjectRequest(url: server.url("/scrolled-past")), decoder: BlobDecoder())
+        manager.manage(cell)
+        #expect(await waitUntil { loader.connectionCounts(forHostOf: server.url("/gate")).waiting == 1 })
+        // The cell shows another row now; its first row's load goes on without it.
+        cell.setRequest(ObjectRequest(url: server.url("/on-screen-1")))
+        manager.manage(cell)
+        let other = RecordingUser(ObjectRequest(url: server.url("/on-screen-2")), decoder: BlobDecoder())
+        manager.manage(other)
+        #expect(await waitUntil { loader.connectionCounts(forHostOf: server.url("/gate")).waiting == 3 })
+
+        gate.open()
+        #expect(await waitUntil { log.order.count == 3 })
+        #expect(log.order == ["/on-screen-1", "/on-screen-2", "/scrolled-past"])
+    }
+
     @Test func aUserJoiningAPrefetchRaisesItsLoadInTheBuffer() async throws {
         let server = try LoopbackServer()
         let gates = ["/shared", "/other"].map { GatedRoute(server, path: $0, response: .ok(Data($0.utf8))) }
