@@ -32,7 +32,11 @@ public struct LoadRateLimit: Sendable, Hashable {
     /// below 1 count as 1.
     public var burst: Int
 
-    /// A limit of `loadsPerSecond` after a burst of `burst` (defaults 80 and 25).
+    /// A limit of `loadsPerSecond` after a burst of `burst`.
+    ///
+    /// - Parameters:
+    ///   - loadsPerSecond: The pace once the burst is spent, in loads per second. Default 80.
+    ///   - burst: How many loads go at once after a quiet moment. Default 25.
     public init(loadsPerSecond: Double = 80, burst: Int = 25) {
         self.loadsPerSecond = loadsPerSecond
         self.burst = burst
