@@ -50,7 +50,8 @@ extension ObjectManager {
         fetch.priority.set(highest ?? .veryLow)
     }
 
-    /// Starts the one fetch of `dataKey`. Returns its identifier.
+    /// Starts the one fetch of `dataKey`. Returns its identifier. `paced`: its downloads wait
+    /// for the load rate limit's tokens (a load the loading buffer can push out).
     func _createFetch(
         dataKey: String, request: ObjectRequest, policy: LoadPolicy, subscriber: ObjectKey?,
         inPrefetchLane: Bool, priority: LoadPriority, validators: HTTPFreshness? = nil, paced: Bool = false,
