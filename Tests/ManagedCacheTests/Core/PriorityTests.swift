@@ -130,7 +130,9 @@ import Testing
 
         gate.open()
         #expect(await waitUntil { log.order.count == 3 })
-        #expect(log.order == ["/on-screen-1", "/on-screen-2", "/scrolled-past"])
+        // The two rows on screen share a priority; their tasks reached the wait in either order.
+        #expect(Set(log.order.prefix(2)) == ["/on-screen-1", "/on-screen-2"])
+        #expect(log.order.last == "/scrolled-past")
     }
 
     @Test func aUserJoiningAPrefetchRaisesItsLoadInTheBuffer() async throws {
