@@ -84,8 +84,7 @@ struct ManageLatencyScenario: BenchmarkScenario {
 
     /// One row per outcome seen at least 50 times, and the floor's row.
     static func rows(_ timings: LatencyTimings, phase: Phase) -> [ResultRow] {
-        let threads = phase.threads
-        let phase = phase.name
+        let alone = phase.threads == 0
         let floor = Percentiles(timings.floor)
         var rows: [ResultRow] = []
         for outcome in LatencyOutcome.allCases {
@@ -95,22 +94,22 @@ struct ManageLatencyScenario: BenchmarkScenario {
             let met = ours.p99 <= p99Limit && ours.maximum < maximumLimit
             rows.append(
                 ResultRow(
-                    scenario: "`manage` latency, \(outcome.rawValue), \(phase): \(Format.grouped(samples.count)) calls",
+                    scenario: "`manage` latency, \(outcome.rawValue), \(phase.name): \(Format.grouped(samples.count)) calls",
                     ours: ours.description, baseline: "locked `Dictionary`: \(floor.description)",
                     ratio: Format.ratio(floor.p99 > 0 ? ours.p99 / floor.p99 : .infinity),
                     target: "p99 ≤ \(p99Limit) ms, max < \(Int(maximumLimit)) ms", met: met,
-                    notes: outcome == .memoryHit && threads == 0 ? [LatencyTimings.explanation] : []))
+                    notes: outcome == .memoryHit && alone ? [LatencyTimings.explanation] : []))
         }
         // The machine's floor for a call as long as a load start: the bound for code with no lock.
         let work = Percentiles(timings.work)
         rows.append(
             ResultRow(
-                scenario: "lock-free work of \(Int(LatencyTimings.workMicroseconds)) µs on the same thread, \(phase): "
+                scenario: "lock-free work of \(Int(LatencyTimings.workMicroseconds)) µs on the same thread, \(phase.name): "
                     + "\(Format.grouped(timings.work.count)) runs",
                 ours: work.description, baseline: "locked `Dictionary`: \(floor.description)",
                 ratio: Format.ratio(floor.p99 > 0 ? work.p99 / floor.p99 : .infinity),
                 target: "p99 ≤ \(p99Limit) ms, max < \(Int(maximumLimit)) ms (informational)", met: nil,
-                notes: threads == 0 ? [LatencyTimings.workExplanation] : []))
+                notes: alone ? [LatencyTimings.workExplanation] : []))
         return rows
     }
 }

@@ -40,11 +40,12 @@ final class LoadRateLimiter: Sendable {
         _ limit: LoadRateLimit, clock: @escaping @Sendable () -> MonotonicInstant = { .now },
         timer: DeadlineTimer = .shared
     ) {
+        let burst = Double(max(1, limit.burst))
         loadsPerSecond = limit.loadsPerSecond > 0 ? limit.loadsPerSecond : 1  // NaN fails the comparison too
-        burst = Double(max(1, limit.burst))
+        self.burst = burst
         self.clock = clock
         self.timer = timer
-        state = Lock(State(tokens: Double(max(1, limit.burst)), refilledAt: clock()))
+        state = Lock(State(tokens: burst, refilledAt: clock()))
     }
 
     /// Returns when the load may go on: at once while the bucket has a token and nobody waits,
