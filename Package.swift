@@ -41,7 +41,7 @@ let package = Package(
             dependencies: ["ManagedCache", "LoopbackServer", "ManagedCacheLocking"],
             path: "Benchmarks/Sources"
         ),
-        // The soak (issue 19): `swift run -c release ManagedCacheSoak [--seconds 60]`. An app-like
+        // The soak: `swift run -c release ManagedCacheSoak [--seconds 60]`. An app-like
         // mix under a 256-descriptor limit; fails on a leak or a wrong object. Not a unit test.
         .executableTarget(
             name: "ManagedCacheSoak",
@@ -107,11 +107,18 @@ let package = Package(
             dependencies: ["ManagedCache", "ManagedCacheLocking"],
             path: "Tests/BusyPoolChild"
         ),
+        // A child process for the private-files tests: makes every kind of file the package
+        // creates under the umask it is given (a process-wide setting the tests must not change).
+        .executableTarget(
+            name: "PrivateFilesChild",
+            dependencies: ["ManagedCache", "LoopbackServer"],
+            path: "Tests/PrivateFilesChild"
+        ),
         .testTarget(
             name: "ManagedCacheTests",
             // The child executables are listed so that they are built before the tests that launch them.
             dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "CrashPayload", "FileCacheCrashWriter",
-                           "DescriptorExhaustionChild", "StreamingPayload", "StreamingMemoryChild", "BusyPoolChild"]
+                           "DescriptorExhaustionChild", "StreamingPayload", "StreamingMemoryChild", "BusyPoolChild", "PrivateFilesChild"]
         ),
         .testTarget(
             name: "ManagedCacheUIKitTests",

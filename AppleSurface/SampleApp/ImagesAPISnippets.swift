@@ -2,7 +2,7 @@ import ManagedCache
 import ManagedCacheUIKit
 import UIKit
 
-// Storing your own objects, transitions and processors from UIKit (issue 18), as an app writes them
+// Storing your own objects, transitions and processors from UIKit, as an app writes them
 // (the images article, ManagedCacheUIKit.docc/ImagesAndFormats.md, shows the same calls in its
 // "Processors", "Transitions" and "Storing images the app made" sections; `.ci/docs-check`
 // type-checks the article's copies against these stand-ins).

@@ -1,4 +1,4 @@
-// Issue 12: the types apps have most, as main-actor users of the manager — a table-view cell, a
+// The types apps have most, as main-actor users of the manager — a table-view cell, a
 // view controller and an observable view model — with no @unchecked Sendable, @preconcurrency or
 // nonisolated(unsafe); and a SwiftUI screen with `ManagedImage`.
 import Combine

@@ -14,6 +14,10 @@ struct ProcessSample {
     /// Bytes the C heap has handed out and not had back (glibc's `mallinfo2`: small blocks in use
     /// plus mmapped blocks): the live heap, apart from what `malloc` keeps in free lists.
     var heapInUseBytes: Int?
+    /// Bytes `malloc` holds from the system (its arenas plus mmapped blocks): in use or kept in
+    /// its free lists. Resident memory well above it is not the C heap; it well above the bytes in
+    /// use is memory freed but kept by the allocator.
+    var heapFromSystemBytes: Int?
     /// Requests the soak's server had answered when the sample was taken (set by the soak).
     var requestsServed = 0
 
@@ -25,11 +29,11 @@ struct ProcessSample {
         return ProcessSample(
             seconds: seconds, residentBytes: statusField("VmRSS"),
             descriptors: descriptorNames?.count, runtimeEventDescriptors: descriptorNames.map(runtimeEventDescriptorCount),
-            threads: entries("/proc/self/task"), heapInUseBytes: heapInUse())
+            threads: entries("/proc/self/task"), heapInUseBytes: heapInUse(), heapFromSystemBytes: heapFromSystem())
         #else
         return ProcessSample(
             seconds: seconds, residentBytes: nil, descriptors: nil, runtimeEventDescriptors: nil, threads: nil,
-            heapInUseBytes: nil)
+            heapInUseBytes: nil, heapFromSystemBytes: nil)
         #endif
     }
 
@@ -55,6 +59,11 @@ struct ProcessSample {
     #if os(Linux)
     private static func heapInUse() -> Int? {
         let bytes = heap_probe_bytes_in_use()
+        return bytes < 0 ? nil : Int(bytes)
+    }
+
+    private static func heapFromSystem() -> Int? {
+        let bytes = heap_probe_bytes_from_system()
         return bytes < 0 ? nil : Int(bytes)
     }
 

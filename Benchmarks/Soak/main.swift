@@ -1,4 +1,4 @@
-// The soak (issue 19): `swift run -c release ManagedCacheSoak [--seconds 60] [--keys 300]
+// The soak: `swift run -c release ManagedCacheSoak [--seconds 60] [--keys 300]
 // [--nofile 256] [--seed N]`. Not a unit test: an app-like hour (or minute) under the
 // descriptor limit iOS gives an app.
 //
@@ -283,11 +283,11 @@ func runSoak(_ options: SoakOptions) -> Int32 {
         "  threads: start \(before.threads.map(String.init) ?? "n/a"), peak \(threadPeak.map(String.init) ?? "n/a"), "
             + "end \(after.threads.map(String.init) ?? "n/a")")
     say(
-        "  samples (s: RSS MiB / heap in use MiB / descriptors / threads): "
+        "  samples (s: RSS MiB / heap in use MiB / heap from the system MiB / descriptors / threads): "
             + samples.map { sample in
                 String(
-                    format: "%.0f: %.1f/%.1f/%@/%@", sample.seconds, Double(sample.residentBytes ?? 0) / 1_048_576,
-                    Double(sample.heapInUseBytes ?? 0) / 1_048_576,
+                    format: "%.0f: %.1f/%.1f/%.1f/%@/%@", sample.seconds, Double(sample.residentBytes ?? 0) / 1_048_576,
+                    Double(sample.heapInUseBytes ?? 0) / 1_048_576, Double(sample.heapFromSystemBytes ?? 0) / 1_048_576,
                     sample.descriptors.map(String.init) ?? "-", sample.threads.map(String.init) ?? "-")
             }.joined(separator: ", "))
     if failures.isEmpty {

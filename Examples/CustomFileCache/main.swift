@@ -15,7 +15,9 @@ final class TinyFileCache: FileCaching {
 
     init(directory: URL) throws {
         self.directory = directory
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Private: a folder only this user can enter, so no other account reads what it caches.
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
     func entry(forKey key: String) -> FileCacheEntry? { index.withLock { $0[key] } }

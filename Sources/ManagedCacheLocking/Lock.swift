@@ -17,7 +17,7 @@ import Darwin
 ///   what `Mutex` uses there itself, and donates the waiter's priority to the holder (a main
 ///   thread waiting in `manage` lifts the background thread that holds the lock).
 /// - **Linux**: a default pthread mutex, not `Synchronization.Mutex`. Measured with the
-///   `manage-latency` benchmark (issue 20): `Mutex` on Linux spins in user space before it waits
+///   `manage-latency` benchmark: `Mutex` on Linux spins in user space before it waits
 ///   on a priority-inheritance futex, and on a busy 2-core machine the spinning waiters take the
 ///   CPU from the thread that holds the lock; `manage`'s p99 under load was 1.2–1.6 ms for a
 ///   memory hit with `Mutex` and 0.11–0.16 ms with the pthread mutex, in the same runs. An
@@ -34,8 +34,8 @@ public final class Lock<Value>: @unchecked Sendable {
     // `@exclusivity(unchecked)`: no runtime exclusivity check on `value`. The lock already makes
     // every access exclusive (the only access is `withLock`'s `inout`, and `withLock` is not
     // reentrant), so the check could never fire; it cost a thread-local access-set insertion and
-    // removal on every `withLock`: 6 % of the instructions of a `manage` memory hit (issue 13,
-    // `manage-hit` under callgrind, 4.49 → 4.21 G).
+    // removal on every `withLock`: 6 % of the instructions of a `manage` memory hit
+    // (`manage-hit` under callgrind, 4.49 → 4.21 G).
     @exclusivity(unchecked) private var value: Value
     #if canImport(os)
     private let lock: UnsafeMutablePointer<os_unfair_lock>
@@ -78,13 +78,13 @@ public final class Lock<Value>: @unchecked Sendable {
 
     /// Runs `body` like `withLock(_:)`, unless others hold the lock for `seconds`: then returns
     /// `nil` without running it. For a caller with a time budget that has something else to do
-    /// than wait longer (a synchronous file-cache read inside `manage`, issue 20).
+    /// than wait longer (a synchronous file-cache read inside `manage`).
     ///
     /// Polls with `trylock`: `os_unfair_lock` has no timed wait, and on Linux ThreadSanitizer
     /// sees `trylock` as surely as `lock`, so both platforms do the same. For the first
     /// `LockClock.spin` seconds it polls without sleeping, then 20 µs apart. Why spin first: the
     /// locks a budgeted caller waits for are mostly held a few microseconds, and a sleep, however
-    /// short, costs a timer's slack (50 µs on Linux) and a wake-up on a busy CPU (issue 20: in a
+    /// short, costs a timer's slack (50 µs on Linux) and a wake-up on a busy CPU (in a
     /// scheduler trace of `manage-latency`, these 20 µs naps were the calling thread's most
     /// frequent sleep inside `manage`).
     public func withLock<Result, Failure: Error>(

@@ -43,4 +43,11 @@ public enum CrashPayload {
         }
         return Data(bytes)
     }
+
+    /// The pinned quota the crash writer opens its caches with, in bytes: room for about ten
+    /// pinned payloads in a `FileCache`, twenty-five in a `BigFileCache`, so that pinned commits
+    /// and pins past it are refused now and then.
+    public static func pinnedQuota(big: Bool) -> Int {
+        big ? 150_000 : 60_000
+    }
 }

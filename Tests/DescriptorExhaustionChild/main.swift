@@ -1,6 +1,6 @@
-// A child process for the descriptor-exhaustion test (issue 19, item 3):
+// A child process for the descriptor-exhaustion test:
 //
-//     DescriptorExhaustionChild <cache directory> <single|big>
+//     DescriptorExhaustionChild <cache directory> <single|big> [<trap report file>]
 //
 // It lowers its descriptor limit to 128, loads one key (leaving a keep-alive connection), then
 // uses up every descriptor left and loads again: a key over the open connection (the file cache
@@ -8,7 +8,8 @@
 // event) and a key on a second server (no connection can be opened: the load must fail with a
 // typed error). Then it frees the descriptors and checks that everything works and nothing is
 // damaged. Each step prints one line, `<step> <ok|FAIL> <detail>`; it exits 0 when every step
-// is ok, 1 otherwise. A crash shows as a signal in the parent.
+// is ok, 1 otherwise. A crash shows as a signal in the parent; with a report file, a trap also
+// says there whether it hit in libdispatch (see `TrapReport.swift`).
 
 import Foundation
 import LoopbackServer
@@ -48,8 +49,8 @@ func blocking<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T 
 
 func run() -> Bool {
     let arguments = CommandLine.arguments
-    guard arguments.count == 3 else {
-        say("usage: DescriptorExhaustionChild <directory> <single|big>")
+    guard arguments.count == 3 || arguments.count == 4 else {
+        say("usage: DescriptorExhaustionChild <directory> <single|big> [<trap report file>]")
         return false
     }
     var limit = rlimit(rlim_cur: 128, rlim_max: 128)
@@ -96,7 +97,8 @@ func run() -> Bool {
     let first = servers[0].url("/first")
     check("warm", (try? load(first).get()) == body("/first"), "loaded \(first.path)")
 
-    // 2. Every descriptor left is taken.
+    // 2. Every descriptor left is taken (the trap report's file first).
+    if arguments.count == 4 { installTrapReport(at: arguments[3]) }
     var taken: [Int32] = []
     while true {
         let descriptor = open("/dev/null", O_RDONLY)

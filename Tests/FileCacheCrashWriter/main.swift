@@ -17,6 +17,14 @@
 // check each entry it finds without knowing what happened. After each commit the child prints
 // "C <key> <generation> <crc32 of the bytes>", so the parent can also check that what the child
 // wrote is what it computes. "O" means the cache is open.
+//
+// `crash` mode also pins: some commits are pinned ("C <key> <generation> <crc32> P"), and entries
+// are pinned ("P <key> <generation>") and unpinned ("U <key>") by key. Before every operation that
+// can change a key's pin (a pinned commit, a pin, an unpin, a removal) the child prints
+// "I <key>" ("I *" before `removeAll`), and after it one line saying what it did: the commit or
+// pin line, "U", "R <key>" (removed), "A" (removed all), "Q <key>" (refused: over the pinned
+// quota) or "N <key>" (nothing to pin). So the parent knows every pin in force, and which one key
+// an operation under way at the kill may have changed.
 
 import CrashPayload
 import Foundation
@@ -54,9 +62,13 @@ do {
             ? try BigFileCache(directory: root, configuration: .init(byteLimit: shareLimits.bytes, countLimit: shareLimits.count))
             : try FileCache(directory: root, configuration: .init(byteLimit: shareLimits.bytes, countLimit: shareLimits.count))
     } else if big {
-        cache = try BigFileCache(directory: root, configuration: .init(byteLimit: 3 << 20, countLimit: 400))
+        cache = try BigFileCache(
+            directory: root, configuration: .init(byteLimit: 3 << 20, countLimit: 400, pinnedByteLimit: CrashPayload.pinnedQuota(big: true))
+        )
     } else {
-        cache = try FileCache(directory: root, configuration: .init(byteLimit: 1 << 20, countLimit: 150))
+        cache = try FileCache(
+            directory: root,
+            configuration: .init(byteLimit: 1 << 20, countLimit: 150, pinnedByteLimit: CrashPayload.pinnedQuota(big: false)))
     }
 } catch {
     FileHandle.standardError.write(Data("open failed: \(error)\n".utf8))
@@ -122,9 +134,11 @@ for _ in 0..<iterations {
     do {
         switch choice {
         case 0..<600:
-            // Stream the payload in up to four chunks, then commit.
+            // Stream the payload in up to four chunks, then commit; in crash mode one in five pinned.
             let bytes = CrashPayload.bytes(key: key, generation: generation)
-            let writer = try cache.makeWriter(forKey: key)
+            let pinning = !steady && random.next() % 5 == 0
+            if pinning { say("I \(key)") }
+            let writer = try cache.makeWriter(forKey: key, pinned: pinning)
             var offset = 0
             let pieces = Int(random.next() % 4) + 1
             for piece in 0..<pieces {
@@ -132,8 +146,14 @@ for _ in 0..<iterations {
                 try writer.write(bytes.subdata(in: offset..<end))
                 offset = end
             }
-            try writer.commit(metadata: FileCacheMetadata(contentType: "application/test", userInfo: ["generation": String(generation)]))
-            say("C \(key) \(generation) \(CRC32.checksum(bytes))")
+            do {
+                try writer.commit(
+                    metadata: FileCacheMetadata(contentType: "application/test", userInfo: ["generation": String(generation)]))
+                say("C \(key) \(generation) \(CRC32.checksum(bytes))" + (pinning ? " P" : ""))
+            } catch FileCacheError.pinnedQuotaExceeded {
+                // Pinned, or a new version of a pinned key, past the quota: the previous version stays.
+                say("Q \(key)")
+            }
         case 600..<680:
             // Write part of an entry, then abort.
             let writer = try cache.makeWriter(forKey: key)
@@ -143,6 +163,20 @@ for _ in 0..<iterations {
             // Write part of an entry and drop the writer without committing or aborting.
             let writer = try cache.makeWriter(forKey: key)
             try writer.write(Data(repeating: 0xEE, count: 3000))
+        case 720..<760 where !steady:
+            say("I \(key)")
+            do {
+                let entry = try cache.pin(forKey: key)
+                say("P \(key) \(entry.metadata.userInfo["generation"] ?? "0")")
+            } catch FileCacheError.pinnedQuotaExceeded {
+                say("Q \(key)")
+            } catch FileCacheError.noEntry {
+                say("N \(key)")
+            }
+        case 760..<790 where !steady:
+            say("I \(key)")
+            try cache.unpin(forKey: key)
+            say("U \(key)")
         case 720..<880:
             // Read an entry back and check it.
             if let entry = cache.entry(forKey: key) {
@@ -154,7 +188,9 @@ for _ in 0..<iterations {
                 }
             }
         case 880..<950:
+            if !steady { say("I \(key)") }
             cache.removeEntry(forKey: key)
+            if !steady { say("R \(key)") }
         case 950..<980:
             // updateMetadata is by key: with other processes replacing entries (steady mode) it
             // could attach this version's generation to another version's bytes, so only here.
@@ -165,7 +201,11 @@ for _ in 0..<iterations {
         case 980..<997:
             cache.trim()
         default:
-            if !steady { cache.removeAll() }
+            if !steady {
+                say("I *")
+                cache.removeAll()
+                say("A")
+            }
         }
     } catch FileCacheError.corrupted {
         // Another process (steady mode) replaced or removed the entry between lookup and read.

@@ -9,7 +9,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The client against a real nginx (issue 15, item 5): HTTP as an independent server speaks it,
+/// The client against a real nginx: HTTP as an independent server speaks it,
 /// through the real `ObjectManager`, `URLSessionDataLoader` and a `FileCache`. Each test starts
 /// its own nginx (see `NginxServer`) and checks what nginx logged beside what the manager did.
 /// Without nginx every test is skipped with the reason (`.ci/run` installs the Debian package).

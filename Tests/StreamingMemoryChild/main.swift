@@ -1,4 +1,4 @@
-// A child process for the streaming-memory test (issue 13, target 6):
+// A child process for the streaming-memory test:
 //
 //     StreamingMemoryChild <url of the body> <blocks> <cache|nocache> <directory>
 //

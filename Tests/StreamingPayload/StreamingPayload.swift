@@ -1,6 +1,6 @@
 import Foundation
 
-/// The body of the streaming-memory test (issue 13, target 6), shared by the test that serves it
+/// The body of the streaming-memory test, shared by the test that serves it
 /// and the child process that downloads and checks it: `blockCount` blocks of 1 MiB, each a fixed
 /// pseudo-random block whose first eight bytes are the block's number.
 public enum StreamingPayload {

@@ -14,6 +14,7 @@ public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     private let requestSlot: Lock<ObjectRequest?>
     private let recorded = Lock<[Event]>([])
     private let onMainThread = Lock<[Bool]>([])
+    private let readyFreshness = Lock<[ObjectFreshness]>([])
     public let objectDecoder: Decoder
     public let callbackDelivery: CallbackDelivery
     /// Called on every `ready`, after recording it.
@@ -34,6 +35,12 @@ public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
 
     /// Points the user at another request (cell reuse); call `manage` afterwards.
     public func setRequest(_ request: ObjectRequest?) { requestSlot.withLock { $0 = request } }
+
+    /// Records the freshness, then the object as the three-argument callback does.
+    public func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, freshness: ObjectFreshness, request: ObjectRequest) {
+        readyFreshness.withLock { $0.append(freshness) }
+        managedObjectReady(object, origin: origin, request: request)
+    }
 
     public func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest) {
         onMainThread.withLock { $0.append(MainQueueMarker.isOnMainQueue) }
@@ -66,6 +73,9 @@ public final class RecordingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     public var origins: [DataOrigin] {
         events.compactMap { if case .ready(_, let origin, _) = $0 { return origin } else { return nil } }
     }
+
+    /// The freshness the objects were delivered with, in order.
+    public var freshnesses: [ObjectFreshness] { readyFreshness.withLock { $0 } }
 
     /// The requests the objects were delivered for, in order.
     public var readyRequests: [ObjectRequest] {

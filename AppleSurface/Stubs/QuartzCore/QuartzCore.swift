@@ -3,7 +3,9 @@
 //   cadisplaylink, cadisplaylink/init(target:selector:), cadisplaylink/add(to:formode:),
 //   cadisplaylink/remove(from:formode:), cadisplaylink/invalidate(), cadisplaylink/timestamp,
 //   cadisplaylink/targettimestamp, cadisplaylink/duration, cadisplaylink/ispaused,
-//   cacurrentmediatime(), calayer, calayer/removeallanimations().
+//   cadisplaylink/preferredframeraterange, caframeraterange,
+//   caframeraterange/init(minimum:maximum:preferred:), cacurrentmediatime(), calayer,
+//   calayer/removeallanimations().
 // `CADisplayLink` is an Objective-C class with mutable state that Apple does not annotate for
 // concurrency: neither Sendable nor isolated here (strict where unsure). It calls its target on
 // the run loop it was added to (the main one for a view's animation). `CALayer` likewise is
@@ -30,6 +32,34 @@ open class CADisplayLink: NSObject {
     open var duration: CFTimeInterval { 0 }
     /// Apple: `var isPaused: Bool { get set }`.
     open var isPaused = false
+    /// Apple: `var preferredFrameRateRange: CAFrameRateRange { get set }` (iOS 15+, tvOS 15+,
+    /// visionOS 1+, macOS 14+) — "a range of frequencies your app allows for frame updates,
+    /// affecting how often the system invokes your delegate's callback"; the system may still
+    /// choose another rate (Low Power Mode, thermal state, accessibility settings).
+    open var preferredFrameRateRange = CAFrameRateRange()
+}
+
+/// Apple: `struct CAFrameRateRange` (iOS 15+, tvOS 15+, visionOS 1+, macOS 12+). A C struct of
+/// three floats: Sendable as Swift imports it.
+public struct CAFrameRateRange: Sendable {
+    /// Apple: `var minimum: Float`.
+    public var minimum: Float
+    /// Apple: `var maximum: Float`.
+    public var maximum: Float
+    /// Apple: `var preferred: Float? { get set }`.
+    public var preferred: Float?
+    /// Apple: `init()`.
+    public init() {
+        minimum = 0
+        maximum = 0
+        preferred = nil
+    }
+    /// Apple: `init(minimum: Float, maximum: Float, preferred: Float? = nil)`.
+    public init(minimum: Float, maximum: Float, preferred: Float? = nil) {
+        self.minimum = minimum
+        self.maximum = maximum
+        self.preferred = preferred
+    }
 }
 
 /// Apple: `func CACurrentMediaTime() -> CFTimeInterval` — the current absolute time in seconds

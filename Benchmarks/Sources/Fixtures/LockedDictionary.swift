@@ -3,7 +3,7 @@ import ManagedCacheLocking
 #if canImport(Glibc)
 import Synchronization
 
-/// The baselines' lock: `Synchronization.Mutex`, as the issues' targets name it ("a raw
+/// The baselines' lock: `Synchronization.Mutex`, as the targets in BENCHMARKS.md name it ("a raw
 /// `Dictionary` + `Mutex`"), on Linux where the benchmarks run; the package's `Lock` elsewhere.
 typealias BaselineLock<Value> = Mutex<Value>
 #else

@@ -3,7 +3,7 @@ import LoopbackServer
 import ManagedCache
 import ManagedCacheLocking
 
-/// What one `manage` call costs the thread that makes it (issue 20): a "main" thread configures
+/// What one `manage` call costs the thread that makes it (bound: p99 ≤ 0.25 ms, maximum ≤ 4 ms): a "main" thread configures
 /// reusable cells as a scrolling list does, 10 calls then 2 ms, over a mix of memory hits,
 /// remembered failures, file-cache hits delivered synchronously and new URLs that start a load;
 /// first alone, then while background threads run an app-like mix on the same manager (loads,
@@ -20,8 +20,8 @@ struct ManageLatencyScenario: BenchmarkScenario {
     }
 
     /// A nice value for the measuring thread while it measures (`MANAGEDCACHE_LATENCY_NICE`, a
-    /// diagnostic; default: unchanged, the same priority as every other thread, as the issue
-    /// measured). An app's main thread runs above the default priority (user-interactive QoS), and
+    /// diagnostic; default: unchanged, the same priority as every other thread, as the bound was
+    /// first measured). An app's main thread runs above the default priority (user-interactive QoS), and
     /// libdispatch on Linux gives that QoS nice −4, as it gives its manager thread.
     static var measuringNice: Int32? {
         ProcessInfo.processInfo.environment["MANAGEDCACHE_LATENCY_NICE"].flatMap { Int32($0) }
@@ -33,7 +33,7 @@ struct ManageLatencyScenario: BenchmarkScenario {
         ProcessInfo.processInfo.environment["MANAGEDCACHE_LATENCY_RATE_LIMIT"] != "off"
     }
 
-    /// The issue's bound for every outcome: p99 and maximum, in milliseconds.
+    /// The bound for every outcome: p99 and maximum, in milliseconds.
     static let p99Limit = 0.25
     static let maximumLimit = 4.0
 

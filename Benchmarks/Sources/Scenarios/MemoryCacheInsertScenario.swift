@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCache
 
-/// Memory-cache inserts that evict (issue 13, target 4): a `MemoryCache` with a count limit of
+/// Memory-cache inserts that evict (target: at most 1.3× the baseline): a `MemoryCache` with a count limit of
 /// 1,000 receives 100,000 inserts cycling over 2,000 keys, so every insert past the first 1,000
 /// evicts the least recently used entry; the baseline is a `Dictionary` behind a `Mutex` that
 /// inserts and removes the key inserted 1,000 inserts earlier (told which, no bookkeeping).

@@ -2,7 +2,7 @@ import Foundation
 import LoopbackServer
 import ManagedCache
 
-/// Issue 7's row: re-requesting 1,000 stale but unchanged objects. Every object is served with an
+/// Revalidation: re-requesting 1,000 stale but unchanged objects. Every object is served with an
 /// ETag and `Cache-Control: max-age=0`, so a second request must revalidate; a `304` must refresh
 /// it without its body. Bytes on the network are everything the server wrote (status lines,
 /// headers and bodies), against the objects' own bytes.

@@ -1,7 +1,7 @@
 import Foundation
 import LoopbackServer
 
-/// Streaming memory (issue 13, target 6): one 200 MiB download from a loopback server in this
+/// Streaming memory: one 200 MiB download from a loopback server in this
 /// process, at full speed, in a child process of this benchmark: into a `FileCache` (the
 /// decoder takes the entry's file), and without a file cache (the body goes to a temporary file
 /// the decoder takes). The child's peak resident memory must stay below 64 MiB above its idle

@@ -15,6 +15,10 @@ import Foundation
 /// - `entry(forKey:)` returns only complete, unexpired entries; `readData(for:)` and `verify(_:)`
 ///   detect corrupted or truncated files, remove them and throw `FileCacheError.corrupted`.
 /// - Every method may be called from any thread at any time.
+/// - Pinning is optional: a cache that cannot pin keeps the defaults, which throw
+///   ``FileCacheError/pinningUnsupported`` for every pinning request (never a silent no-op) and
+///   list no pinned entries. A cache that pins never removes a pinned entry to meet a limit,
+///   in a trim or for its age; removals and `removeAll` still do. See <doc:FileCaches>.
 public protocol FileCaching: AnyObject, Sendable {
     /// Looks up the complete, unexpired entry for a key. Counts as a use for LRU order.
     ///
@@ -46,6 +50,22 @@ public protocol FileCaching: AnyObject, Sendable {
     ///   out of file descriptors).
     func makeWriter(forKey key: String) throws -> any FileCacheWriter
 
+    /// ``makeWriter(forKey:)``, whose entry is pinned when `pinned` is true: the pin is made with
+    /// the commit, atomically (a crash keeps both or neither), and the commit fails with
+    /// ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)``, leaving the
+    /// key's previous entry, when the entry does not fit the pinned quota. With `pinned` false,
+    /// what ``makeWriter(forKey:)`` does (a key already pinned stays pinned through a new commit
+    /// in the ready-made caches). The default calls ``makeWriter(forKey:)``, or throws
+    /// ``FileCacheError/pinningUnsupported`` when asked to pin.
+    ///
+    /// - Parameters:
+    ///   - key: The data key the entry will be stored under when the writer commits.
+    ///   - pinned: Whether the committed entry is pinned.
+    /// - Returns: A writer; nothing is visible under `key` until its ``FileCacheWriter/commit(metadata:)``.
+    /// - Throws: ``FileCacheError/pinningUnsupported`` from a cache that cannot pin, or what
+    ///   ``makeWriter(forKey:)`` throws.
+    func makeWriter(forKey key: String, pinned: Bool) throws -> any FileCacheWriter
+
     /// Stores bytes in one step (write, then commit), replacing any previous entry of the key.
     ///
     /// - Parameters:
@@ -56,6 +76,51 @@ public protocol FileCaching: AnyObject, Sendable {
     /// - Throws: ``FileCacheError/io(operation:errno:)`` when the disk refuses; nothing is stored then.
     @discardableResult
     func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata) throws -> FileCacheEntry
+
+    /// ``store(_:forKey:metadata:)``, pinning the entry in the same step when `pinned` is true
+    /// (see ``makeWriter(forKey:pinned:)``). The default writes through ``makeWriter(forKey:pinned:)``.
+    ///
+    /// - Parameters:
+    ///   - data: The bytes to store.
+    ///   - key: The data key to store them under.
+    ///   - metadata: What to keep beside them.
+    ///   - pinned: Whether the entry is pinned.
+    /// - Returns: The committed entry.
+    /// - Throws: ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)`` when a
+    ///   pinned entry does not fit the quota, ``FileCacheError/pinningUnsupported`` from a cache
+    ///   that cannot pin, ``FileCacheError/io(operation:errno:)`` when the disk refuses; nothing
+    ///   is stored then, and the key's previous entry stays.
+    @discardableResult
+    func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata, pinned: Bool) throws -> FileCacheEntry
+
+    /// Pins the key's committed entry: from now on no limit, trim or expiry removes it, and its
+    /// bytes count against the pinned quota instead of the byte and count limits. A new commit of
+    /// the key stays pinned; ``unpin(forKey:)``, a removal or `removeAll` ends the pin. Pinning a
+    /// pinned entry changes nothing. The default throws ``FileCacheError/pinningUnsupported``.
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Returns: The pinned entry.
+    /// - Throws: ``FileCacheError/noEntry(key:)`` when the key has no (unexpired) entry,
+    ///   ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)`` when it does
+    ///   not fit the quota (nothing changes), ``FileCacheError/pinningUnsupported``, or
+    ///   ``FileCacheError/io(operation:errno:)`` when the index cannot be written.
+    @discardableResult
+    func pin(forKey key: String) throws -> FileCacheEntry
+
+    /// Unpins the key's entry: it counts against the byte and count limits again, as the most
+    /// recently used entry, and expires by its age as any other. Nothing happens when the key
+    /// has no entry or it is not pinned. The default throws ``FileCacheError/pinningUnsupported``.
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Throws: ``FileCacheError/pinningUnsupported``, or ``FileCacheError/io(operation:errno:)``
+    ///   when the index cannot be written (the entry stays pinned).
+    func unpin(forKey key: String) throws
+
+    /// The pinned entries, with their sizes (``FileCacheEntry/byteCount``), most recently used
+    /// (or pinned) first. The default returns none: a cache that cannot pin holds no pinned entry.
+    ///
+    /// - Returns: Every pinned entry.
+    func pinnedEntries() -> [FileCacheEntry]
 
     /// Replaces the metadata of an existing entry: a `304 Not Modified` refreshes freshness this way.
     ///
@@ -72,6 +137,23 @@ public protocol FileCaching: AnyObject, Sendable {
 
     /// Removes every entry. The cache stays usable.
     func removeAll()
+
+    /// ``removeEntry(forKey:)``, throwing when the removal does not last: the entry is gone from
+    /// this instance but would come back at the next opening (the disk refused both deleting its
+    /// file and recording the removal, as a read-only volume does). Use it where a removal must
+    /// hold (a user asked to forget something). The default calls ``removeEntry(forKey:)`` and
+    /// never throws, so custom caches need not implement it.
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when the removal does not last.
+    func removeEntryReportingFailure(forKey key: String) throws
+
+    /// ``removeAll()``, throwing when it does not last: some entries' files could be neither
+    /// deleted nor forgotten by the index, so they come back at the next opening. The default
+    /// calls ``removeAll()`` and never throws.
+    ///
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when the removal does not last.
+    func removeAllReportingFailure() throws
 
     /// Enforces the limits now (implementations also enforce them on every commit).
     func trim()
@@ -92,6 +174,16 @@ public protocol FileCaching: AnyObject, Sendable {
     /// - Returns: A writer whose file already holds `partial`'s bytes; writes append the rest.
     /// - Throws: ``FileCacheError`` when the kept bytes are gone or cannot be reopened.
     func makeWriter(resuming partial: PartialDownload) throws -> any FileCacheWriter
+    /// ``makeWriter(resuming:)``, whose entry is pinned at its commit when `pinned` is true (see
+    /// ``makeWriter(forKey:pinned:)``). The default calls ``makeWriter(resuming:)``, or throws
+    /// ``FileCacheError/pinningUnsupported`` when asked to pin.
+    ///
+    /// - Parameters:
+    ///   - partial: What ``partialDownload(forKey:)`` returned.
+    ///   - pinned: Whether the committed entry is pinned.
+    /// - Returns: A writer whose file already holds `partial`'s bytes; writes append the rest.
+    /// - Throws: What ``makeWriter(resuming:)`` throws, or ``FileCacheError/pinningUnsupported``.
+    func makeWriter(resuming partial: PartialDownload, pinned: Bool) throws -> any FileCacheWriter
     /// Drops the partial data kept for a key (optional: the default does nothing).
     ///
     /// - Parameter key: The data key of the interrupted download.
@@ -148,7 +240,7 @@ public struct FileCacheEntry: Sendable, Hashable {
     public var fileURL: URL { providedURL ?? URL(fileURLWithPath: filePath, isDirectory: false) }
     /// The file's path. `FileCache` and `BigFileCache` give only this: most entries are read by
     /// path and their URL never asked for, and making a `URL` was a tenth of a synchronous
-    /// file-cache hit inside `manage` on Linux (issue 20).
+    /// file-cache hit inside `manage` on Linux.
     let filePath: String
     /// The URL an implementer of ``FileCaching`` gave.
     private let providedURL: URL?
@@ -244,19 +336,27 @@ public struct FileCacheMetadata: Sendable, Hashable, Codable {
 
 /// A file cache's size at one moment.
 public struct FileCacheStatistics: Sendable, Hashable {
-    /// Entries in the cache.
+    /// Entries in the cache, pinned ones included.
     public var count: Int
-    /// Bytes of entry data in the cache.
+    /// Bytes of entry data in the cache, pinned ones included.
     public var totalBytes: Int
+    /// Pinned entries among ``count``: outside the byte and count limits, within the pinned quota.
+    public var pinnedCount: Int
+    /// Bytes of the pinned entries among ``totalBytes``.
+    public var pinnedBytes: Int
 
     /// Creates a statistics value.
     ///
     /// - Parameters:
-    ///   - count: Entries in the cache.
-    ///   - totalBytes: Bytes of entry data in the cache.
-    public init(count: Int, totalBytes: Int) {
+    ///   - count: Entries in the cache, pinned ones included.
+    ///   - totalBytes: Bytes of entry data in the cache, pinned ones included.
+    ///   - pinnedCount: Pinned entries among `count`. Default 0.
+    ///   - pinnedBytes: Bytes of the pinned entries among `totalBytes`. Default 0.
+    public init(count: Int, totalBytes: Int, pinnedCount: Int = 0, pinnedBytes: Int = 0) {
         self.count = count
         self.totalBytes = totalBytes
+        self.pinnedCount = pinnedCount
+        self.pinnedBytes = pinnedBytes
     }
 }
 
@@ -273,6 +373,16 @@ public enum FileCacheError: Error, Sendable, Hashable, CustomStringConvertible {
     case io(operation: String, errno: Int32)
     /// The writer was already committed or aborted.
     case writerClosed
+    /// Pinning `byteCount` bytes under `key` would put the pinned entries over the cache's pinned
+    /// quota (`quota` bytes, of which other pinned entries hold `pinnedBytes`). Nothing changed: a
+    /// store left the key's previous entry, a pin left the entry unpinned. Unpin or remove
+    /// entries, or raise the quota (`pinnedByteLimit`).
+    case pinnedQuotaExceeded(key: String, byteCount: Int, pinnedBytes: Int, quota: Int)
+    /// The file cache cannot pin entries (a custom ``FileCaching`` that keeps the protocol's
+    /// defaults), or there is no file cache to pin in.
+    case pinningUnsupported
+    /// The key has no entry to pin (never stored, removed, evicted or expired).
+    case noEntry(key: String)
     /// An error that is not a `FileCacheError`, thrown by a custom file cache; `description`
     /// is its `String(describing:)`.
     case other(description: String)
@@ -307,6 +417,10 @@ public enum FileCacheError: Error, Sendable, Hashable, CustomStringConvertible {
         case .corrupted(let key): return "corrupted(\(key))"
         case .io(let operation, let errno): return "io(\(operation), errno \(errno): \(String(cString: strerror(errno))))"
         case .writerClosed: return "writerClosed"
+        case .pinnedQuotaExceeded(let key, let byteCount, let pinnedBytes, let quota):
+            return "pinnedQuotaExceeded(\(key): \(byteCount) bytes, \(pinnedBytes) of \(quota) pinned)"
+        case .pinningUnsupported: return "pinningUnsupported"
+        case .noEntry(let key): return "noEntry(\(key))"
         case .other(let description): return "other(\(description))"
         }
     }
@@ -326,7 +440,7 @@ public enum FileCacheOperation: String, Sendable, Hashable, CaseIterable {
     case updateMetadata = "update metadata"
     /// Storing a decoder's variant (a resized image, say) beside the original.
     case storeVariant = "store variant"
-    /// Writing an object the app stored itself (`ObjectManager.store`, issue 18.1).
+    /// Writing an object the app stored itself (`ObjectManager.store`).
     case storeObject = "store object"
 }
 
@@ -343,7 +457,68 @@ extension FileCaching {
     ///   ``FileCacheWriter/commit(metadata:)`` threw.
     @discardableResult
     public func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata) throws -> FileCacheEntry {
-        let writer = try makeWriter(forKey: key)
+        try Self.commit(data, through: makeWriter(forKey: key), metadata: metadata)
+    }
+
+    /// Calls ``removeEntry(forKey:)``: a custom cache that cannot tell whether a removal lasts
+    /// reports nothing.
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Throws: Nothing; conforming types that can tell throw ``FileCacheError/io(operation:errno:)``.
+    public func removeEntryReportingFailure(forKey key: String) throws {
+        removeEntry(forKey: key)
+    }
+
+    /// Calls ``removeAll()``: a custom cache that cannot tell whether it lasts reports nothing.
+    ///
+    /// - Throws: Nothing; conforming types that can tell throw ``FileCacheError/io(operation:errno:)``.
+    public func removeAllReportingFailure() throws {
+        removeAll()
+    }
+
+    /// Calls ``makeWriter(forKey:)``; throws ``FileCacheError/pinningUnsupported`` when asked to
+    /// pin: a custom cache that cannot pin says so.
+    ///
+    /// - Parameters:
+    ///   - key: The data key the entry will be stored under.
+    ///   - pinned: Whether the entry is to be pinned.
+    /// - Returns: What ``makeWriter(forKey:)`` returns.
+    /// - Throws: ``FileCacheError/pinningUnsupported`` when `pinned`, else what ``makeWriter(forKey:)`` throws.
+    public func makeWriter(forKey key: String, pinned: Bool) throws -> any FileCacheWriter {
+        if pinned { throw FileCacheError.pinningUnsupported }
+        return try makeWriter(forKey: key)
+    }
+
+    /// Calls ``makeWriter(resuming:)``; throws ``FileCacheError/pinningUnsupported`` when asked to pin.
+    ///
+    /// - Parameters:
+    ///   - partial: What ``partialDownload(forKey:)`` returned.
+    ///   - pinned: Whether the entry is to be pinned.
+    /// - Returns: What ``makeWriter(resuming:)`` returns.
+    /// - Throws: ``FileCacheError/pinningUnsupported`` when `pinned`, else what ``makeWriter(resuming:)`` throws.
+    public func makeWriter(resuming partial: PartialDownload, pinned: Bool) throws -> any FileCacheWriter {
+        if pinned { throw FileCacheError.pinningUnsupported }
+        return try makeWriter(resuming: partial)
+    }
+
+    /// Writes `data` with ``makeWriter(forKey:pinned:)`` and commits it; aborts the writer when
+    /// either step fails.
+    ///
+    /// - Parameters:
+    ///   - data: The bytes to store.
+    ///   - key: The data key to store them under.
+    ///   - metadata: What to keep beside them.
+    ///   - pinned: Whether the entry is pinned.
+    /// - Returns: The committed entry.
+    /// - Throws: What ``makeWriter(forKey:pinned:)``, ``FileCacheWriter/write(_:)`` or
+    ///   ``FileCacheWriter/commit(metadata:)`` threw.
+    @discardableResult
+    public func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata, pinned: Bool) throws -> FileCacheEntry {
+        try Self.commit(data, through: makeWriter(forKey: key, pinned: pinned), metadata: metadata)
+    }
+
+    /// Writes `data` through `writer` and commits it; aborts the writer when either step fails.
+    private static func commit(_ data: Data, through writer: any FileCacheWriter, metadata: FileCacheMetadata) throws -> FileCacheEntry {
         do {
             try writer.write(data)
             return try writer.commit(metadata: metadata)
@@ -351,6 +526,31 @@ extension FileCaching {
             writer.abort()
             throw error
         }
+    }
+
+    /// Throws ``FileCacheError/pinningUnsupported``: a custom cache that cannot pin says so.
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Returns: Never.
+    /// - Throws: ``FileCacheError/pinningUnsupported``.
+    @discardableResult
+    public func pin(forKey key: String) throws -> FileCacheEntry {
+        throw FileCacheError.pinningUnsupported
+    }
+
+    /// Throws ``FileCacheError/pinningUnsupported``: a custom cache that cannot pin says so.
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Throws: ``FileCacheError/pinningUnsupported``.
+    public func unpin(forKey key: String) throws {
+        throw FileCacheError.pinningUnsupported
+    }
+
+    /// None: a cache that cannot pin holds no pinned entry.
+    ///
+    /// - Returns: An empty array.
+    public func pinnedEntries() -> [FileCacheEntry] {
+        []
     }
 
     /// Verifies an entry by reading it: ``readData(for:)`` checks it.

@@ -12,7 +12,9 @@ import Synchronization
 ///
 /// The manager keeps decoded objects in one (`ObjectManager.memoryCache`); it can be used on its
 /// own too. A hit refreshes the entry's recency; inserting past either limit evicts the least
-/// recently used entries. An entry costlier than the whole cost limit is not stored.
+/// recently used entries, or those a ``MemoryCacheEvictionPolicy`` chooses
+/// (``init(countLimit:costLimit:eviction:)``). An entry costlier than the whole cost limit is not
+/// stored.
 ///
 /// Why not `NSCache`: on Linux it is not LRU (it evicts the cheapest entry, and among equals the
 /// newest), it is not `Sendable`, and its lookups cost several times a locked `Dictionary`. Here one
@@ -23,14 +25,20 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     // The hit path is inlinable so that callers in other modules (an app's own lookups) run code
     // specialized for their key and value types, not the generic, value-witness-driven version.
     @usableFromInline let storage: Lock<LRUStorage<Key, Value>>
+    /// Which entries go first; kept to make a new policy when the cache is emptied.
+    private let eviction: MemoryCacheEviction
 
     /// Creates an empty cache.
     ///
     /// - Parameters:
     ///   - countLimit: The most entries to keep. Default 20; 0 keeps nothing.
     ///   - costLimit: The most total cost to keep. Default 64 MiB; 0 keeps nothing.
-    public init(countLimit: Int = 20, costLimit: Int = 64 << 20) {
-        storage = Lock(LRUStorage(countLimit: max(0, countLimit), costLimit: max(0, costLimit)))
+    ///   - eviction: Which entries go first when the cache is over a limit. Default
+    ///     ``MemoryCacheEviction/leastRecentlyUsed``.
+    public init(countLimit: Int = 20, costLimit: Int = 64 << 20, eviction: MemoryCacheEviction = .leastRecentlyUsed) {
+        self.eviction = eviction
+        storage = Lock(
+            LRUStorage(countLimit: max(0, countLimit), costLimit: max(0, costLimit), policy: eviction.makePolicy?()))
     }
 
     /// Looks a key up, making its entry the most recently used.
@@ -99,7 +107,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public func removeAll() {
         let removed = storage.withLock { storage in
             let old = storage
-            storage = LRUStorage(countLimit: storage.countLimit, costLimit: storage.costLimit)
+            storage = LRUStorage(countLimit: storage.countLimit, costLimit: storage.costLimit, policy: eviction.makePolicy?())
             return old
         }
         _ = removed  // released here, outside the lock
@@ -118,25 +126,22 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The entry limit. Lowering it evicts at once.
     public var countLimit: Int {
         get { storage.withLock { $0.countLimit } }
-        set {
-            let evicted = storage.withLock { storage in
-                storage.countLimit = max(0, newValue)
-                return storage.evict(toCount: storage.countLimit, cost: storage.costLimit)
-            }
-            _ = evicted
-        }
+        set { changeLimits { $0.countLimit = max(0, newValue) } }
     }
 
     /// The total cost limit, in bytes. Lowering it evicts at once.
     public var costLimit: Int {
         get { storage.withLock { $0.costLimit } }
-        set {
-            let evicted = storage.withLock { storage in
-                storage.costLimit = max(0, newValue)
-                return storage.evict(toCount: storage.countLimit, cost: storage.costLimit)
-            }
-            _ = evicted
+        set { changeLimits { $0.costLimit = max(0, newValue) } }
+    }
+
+    /// Applies `change` to the limits and evicts what no longer fits, released after the lock.
+    private func changeLimits(_ change: (inout LRUStorage<Key, Value>) -> Void) {
+        let evicted = storage.withLock { storage in
+            change(&storage)
+            return storage.evict(toCount: storage.countLimit, cost: storage.costLimit)
         }
+        _ = evicted
     }
 
     /// The number of entries.
@@ -146,7 +151,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public var totalCost: Int { storage.withLock { $0.totalCost } }
 
     /// The keys from most to least recently used (for tests and diagnostics; O(n)).
-    public var keysByRecency: [Key] { storage.withLock { $0.keysByRecency() } }
+    @available(*, deprecated, message: "for tests and diagnostics only; it leaves the public API in a later release")
+    public var keysByRecency: [Key] { keysFromMostRecent }
+
+    /// The keys from most to least recently used, whatever the eviction policy (for tests and
+    /// diagnostics; O(n)).
+    package var keysFromMostRecent: [Key] { storage.withLock { $0.keysByRecency() } }
 }
 
 /// The values an insert or a trim took out of the cache, held until the caller releases the lock:
@@ -179,6 +189,17 @@ enum EvictedValues<Value> {
         case .two(let first, let second): [first, second]
         case .many(let values): values
         }
+    }
+}
+
+/// A cache's eviction policy, changed in place under the cache's lock.
+@usableFromInline
+final class EvictionPolicyBox {
+    @usableFromInline var policy: any MemoryCacheEvictionPolicy
+
+    @usableFromInline
+    init(_ policy: any MemoryCacheEvictionPolicy) {
+        self.policy = policy
     }
 }
 
@@ -234,11 +255,17 @@ struct LRUStorage<Key: Hashable, Value> {
     @usableFromInline var head: Int32 = -1
     @usableFromInline var tail: Int32 = -1
     @usableFromInline var totalCost = 0
+    /// The eviction policy; `nil` for the least recently used order, which the links above give
+    /// for nothing: then no policy is asked on any lookup. In a box: testing an optional
+    /// existential for `nil` copies it through its type's value witnesses (a lookup cost 40 %
+    /// more), testing a reference is one comparison.
+    @usableFromInline var policy: EvictionPolicyBox?
 
     @usableFromInline
-    init(countLimit: Int, costLimit: Int) {
+    init(countLimit: Int, costLimit: Int, policy: (any MemoryCacheEvictionPolicy)? = nil) {
         self.countLimit = countLimit
         self.costLimit = costLimit
+        self.policy = policy.map(EvictionPolicyBox.init)
     }
 
     // MARK: The key table
@@ -310,6 +337,7 @@ struct LRUStorage<Key: Hashable, Value> {
             unlink(slot)
             pushFront(slot)
         }
+        if let policy { policy.policy.entryRead(Int(slot)) }
         return entries[Int(slot)].value
     }
 
@@ -342,6 +370,7 @@ struct LRUStorage<Key: Hashable, Value> {
         }
         totalCost &+= cost
         pushFront(slot)
+        if let policy { policy.policy.entryStored(Int(slot), cost: cost) }
         evict(toCount: countLimit, cost: costLimit, into: &evicted)
         return evicted
     }
@@ -363,7 +392,7 @@ struct LRUStorage<Key: Hashable, Value> {
     @inlinable
     mutating func evict(toCount limit: Int, cost: Int, into evicted: inout EvictedValues<Value>) {
         while tail >= 0, count > limit || totalCost > cost {
-            let slot = tail
+            let slot = policy == nil ? tail : policyVictim()
             vacate(position(of: slot))
             count &-= 1
             if let value = release(slot) { evicted.append(value) }
@@ -374,6 +403,14 @@ struct LRUStorage<Key: Hashable, Value> {
         var evicted = EvictedValues<Value>.none
         evict(toCount: count, cost: cost, into: &evicted)
         return evicted
+    }
+
+    /// The entry the policy chooses, or the least recently used one when it names none.
+    @usableFromInline
+    mutating func policyVictim() -> Int32 {
+        guard let chosen = policy?.policy.entryToEvict(), chosen >= 0, chosen < entries.count, entries[chosen].value != nil
+        else { return tail }
+        return Int32(chosen)
     }
 
     func keysByRecency() -> [Key] {
@@ -391,6 +428,7 @@ struct LRUStorage<Key: Hashable, Value> {
     @inlinable
     mutating func release(_ slot: Int32) -> Value? {
         unlink(slot)
+        if let policy { policy.policy.entryRemoved(Int(slot)) }
         totalCost &-= entries[Int(slot)].cost
         let value = entries[Int(slot)].value
         entries[Int(slot)].value = nil

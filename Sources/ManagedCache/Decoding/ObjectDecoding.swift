@@ -66,8 +66,8 @@ public protocol ObjectDecoding: Sendable {
     var keepsOriginal: Bool { get }
 
     /// Turns `object` back into bytes that `decode(_:)` makes an equal object from: what
-    /// `ObjectManager.store(_:for:decoder:toFileCache:cost:completion:)` writes to the file cache for
-    /// an object the app made itself (issue 18.1). For a decoder that stores variants
+    /// `ObjectManager.store(_:for:decoder:toFileCache:pinned:cost:completion:)` writes to the file cache for
+    /// an object the app made itself. For a decoder that stores variants
     /// (`storesVariant`), these are the variant's bytes.
     ///
     /// Return `nil` when the decoder cannot encode (the default): such objects are stored in memory
@@ -195,7 +195,7 @@ public enum DataOrigin: String, Sendable, Hashable {
     /// Cached bytes or a cached object the server confirmed unchanged (`304 Not Modified`).
     case revalidated
     /// The app stored the object itself (`ObjectManager.store`): users waiting for the key, or
-    /// sharing its previous object, receive it with this origin (issue 18.1).
+    /// sharing its previous object, receive it with this origin.
     case stored
 }
 
@@ -293,7 +293,8 @@ public struct FileURLDecoder: ObjectDecoding {
         if let temporaryFile = data.temporaryFile { return DecodedFile(temporaryFile) }
         if let url = data.fileURL { return DecodedFile(url: url, isTemporary: false) }
         let url = try TemporaryFiles.makeURL()
-        try data.bytes().write(to: url, options: .atomic)
+        let error = PrivateFiles.writeNewFile(try data.bytes(), at: url.path)
+        guard error == 0 else { throw FileCacheError.io(operation: "write FileURLDecoder's temporary file", errno: error) }
         return DecodedFile(url: url, isTemporary: true)
     }
 }
@@ -335,17 +336,34 @@ public final class DecodedFile: Sendable {
     }
 }
 
-/// The temporary files of ``FileURLDecoder``: in `ManagedCache-files` in the temporary directory,
-/// each named after the process that made it (`<pid>-<uuid>`). The first use in a process
-/// deletes the files of processes that are no longer running, which ended before releasing them.
+/// The temporary files of ``FileURLDecoder`` and of downloads spooled to disk: in
+/// `ManagedCache-files-<uid>` in the temporary directory, each named after the process that made
+/// it (`<pid>-<uuid>`). The first use in a process deletes the files of processes that are no
+/// longer running, which ended before releasing them.
+///
+/// The folder is private (`0700`, its files `0600`, `PrivateFiles`) and one per user: on a shared
+/// host the temporary directory is everyone's, and another account must not read a download or
+/// be able to make this folder its own. One that exists already is used only when it is a real
+/// directory of this user; otherwise (another account made it first, or left something else
+/// there) the process uses a new private folder of its own, which nothing cleans after a crash.
 enum TemporaryFiles {
-    static let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ManagedCache-files", isDirectory: true)
+    static let directory: URL = {
+        let temporary = FileManager.default.temporaryDirectory
+        let shared = temporary.appendingPathComponent("ManagedCache-files-\(geteuid())", isDirectory: true)
+        if PrivateFiles.prepareOwnDirectory(shared.path) == 0 { return shared }
+        var template = Array((shared.path + "-XXXXXX").utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { return shared }
+        let own = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        PrivateFiles.settleMode(ofDirectory: own)
+        return URL(fileURLWithPath: own, isDirectory: true)
+    }()
     private static let prepared = Lock<Bool>(false)
 
     static func makeURL() throws -> URL {
         try prepared.withLock { prepared in
             guard !prepared else { return }
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let error = PrivateFiles.prepareOwnDirectory(directory.path)
+            guard error == 0 else { throw FileCacheError.io(operation: "prepare \(directory.path)", errno: error) }
             removeFilesOfEndedProcesses()
             prepared = true
         }

@@ -1,21 +1,28 @@
 import Foundation
 
 /// What a response's caching headers say: `Cache-Control` (`max-age`, `no-store`, `no-cache`,
-/// `must-revalidate`, `immutable`), `Expires`, `Date` and `Age`.
+/// `must-revalidate`, `immutable`, `stale-if-error`), `Expires`, `Date` and `Age`.
 ///
-/// On Linux, Foundation's `URLCache` stores nothing, so the manager reads these itself.
+/// On Linux, Foundation's `URLCache` stores nothing, so the manager reads these itself. The
+/// manager is a private cache (RFC 9111, section 3): the directives meant for shared caches only,
+/// `s-maxage` and `proxy-revalidate`, do not apply to it and are ignored.
 public struct HTTPCacheDirectives: Sendable, Hashable {
     /// `no-store`: the response must not be written to the file cache.
     public var noStore = false
-    /// `no-cache`: a stored response must be revalidated before every use.
+    /// `no-cache`: a stored response must be revalidated before every use, so it is never shown
+    /// stale, not even after a failed revalidation. The qualified form (`no-cache="Set-Cookie"`)
+    /// is read the same way: RFC 9111 allows that, and it errs on the side of the server.
     public var noCache = false
     /// `must-revalidate`: a stale response must never be used without revalidation (so no
-    /// stale-while-revalidate).
+    /// stale-while-revalidate and no stale-if-error).
     public var mustRevalidate = false
     /// `immutable`: the response never changes while fresh; never revalidated.
     public var immutable = false
     /// `max-age` in seconds.
     public var maxAge: Double?
+    /// `stale-if-error` in seconds (RFC 5861): how long after it expires the response may still be
+    /// shown when revalidating it fails with a network error or a 500, 502, 503 or 504.
+    public var staleIfError: Double?
     /// The `Expires` date.
     public var expires: Date?
     /// The `Date` header.
@@ -29,18 +36,14 @@ public struct HTTPCacheDirectives: Sendable, Hashable {
     ///   has them.
     public init(headers: [String: String]) {
         if let cacheControl = headers["cache-control"] {
-            for part in cacheControl.split(separator: ",") {
-                let directive = part.trimmingCharacters(in: .whitespaces).lowercased()
-                let pieces = directive.split(separator: "=", maxSplits: 1).map(String.init)
-                switch pieces.first {
+            for (name, argument) in Self.directives(in: cacheControl) {
+                switch name {
                 case "no-store": noStore = true
                 case "no-cache": noCache = true
-                case "must-revalidate", "proxy-revalidate": mustRevalidate = true
+                case "must-revalidate": mustRevalidate = true
                 case "immutable": immutable = true
-                case "max-age":
-                    if pieces.count == 2, let seconds = Double(pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) {
-                        maxAge = max(0, seconds)
-                    }
+                case "max-age": maxAge = argument.flatMap(Self.seconds) ?? maxAge
+                case "stale-if-error": staleIfError = argument.flatMap(Self.seconds) ?? staleIfError
                 default: break
                 }
             }
@@ -48,6 +51,37 @@ public struct HTTPCacheDirectives: Sendable, Hashable {
         expires = headers["expires"].flatMap(Self.parseHTTPDate)
         date = headers["date"].flatMap(Self.parseHTTPDate)
         age = headers["age"].flatMap(Double.init) ?? 0
+    }
+
+    /// The directives of a `Cache-Control` value: lowercased names, each with its argument
+    /// (unquoted), or `nil` when it has none. A comma inside a quoted argument
+    /// (`no-cache="Set-Cookie, Vary"`) does not start a directive.
+    static func directives(in value: String) -> [(name: String, argument: String?)] {
+        var parts: [String] = []
+        var current = ""
+        var quoted = false
+        for character in value {
+            if character == "\"" { quoted.toggle() }
+            if character == ",", !quoted {
+                parts.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        parts.append(current)
+        return parts.compactMap { part in
+            let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let name = pieces.first?.lowercased(), !name.isEmpty else { return nil }
+            let argument = pieces.count == 2 ? pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
+            return (name, argument)
+        }
+    }
+
+    /// A delta-seconds argument (negative values count as 0), or `nil` when it is not a number.
+    private static func seconds(_ argument: String) -> Double? {
+        guard let seconds = Double(argument), seconds.isFinite else { return nil }
+        return max(0, seconds)
     }
 
     /// Until when a response is fresh.

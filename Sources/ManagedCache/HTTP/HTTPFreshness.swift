@@ -11,6 +11,10 @@ public struct HTTPFreshness: Sendable, Hashable {
     public var lastModified: String?
     /// `must-revalidate` or `no-cache`: never used stale (no stale-while-revalidate, no stale-if-error).
     public var mustRevalidate: Bool
+    /// The response's `stale-if-error` in seconds (RFC 5861): how long past ``freshUntil`` the
+    /// object may still be shown when revalidating it fails. `nil`: the response set none, and
+    /// ``LoadPolicy/staleIfError`` decides.
+    public var staleIfError: Double?
 
     /// Creates a freshness record.
     ///
@@ -19,11 +23,16 @@ public struct HTTPFreshness: Sendable, Hashable {
     ///   - etag: The response's `ETag`. Default `nil`.
     ///   - lastModified: The response's `Last-Modified`. Default `nil`.
     ///   - mustRevalidate: Whether the object may never be used stale. Default `false`.
-    public init(freshUntil: Date? = nil, etag: String? = nil, lastModified: String? = nil, mustRevalidate: Bool = false) {
+    ///   - staleIfError: The response's `stale-if-error` in seconds. Default `nil`: it set none.
+    public init(
+        freshUntil: Date? = nil, etag: String? = nil, lastModified: String? = nil, mustRevalidate: Bool = false,
+        staleIfError: Double? = nil
+    ) {
         self.freshUntil = freshUntil
         self.etag = etag
         self.lastModified = lastModified
         self.mustRevalidate = mustRevalidate
+        self.staleIfError = staleIfError
     }
 
     /// Tells whether the object needs revalidation.
@@ -49,24 +58,37 @@ public struct HTTPFreshness: Sendable, Hashable {
         return headers
     }
 
-    /// Freshness from a response's headers, received at `receivedAt`, keeping `previous` validators
-    /// the response does not repeat (a `304` may omit them).
+    /// Freshness from a response's headers, received at `receivedAt`, keeping what `previous` had
+    /// that the response does not repeat: a `304` may omit the validators, and one without
+    /// `Cache-Control` leaves the stored directives in force (RFC 9111, section 4.3.4).
     init(response: DataLoadResponse, receivedAt: Date, policy: FreshnessPolicy, previous: HTTPFreshness? = nil) {
         let directives = HTTPCacheDirectives(headers: response.headers)
+        let repeatsDirectives = response.header("cache-control") != nil || previous == nil
         self.init(
             freshUntil: directives.freshUntil(receivedAt: receivedAt, policy: policy),
             etag: response.header("etag") ?? previous?.etag,
             lastModified: response.header("last-modified") ?? previous?.lastModified,
-            mustRevalidate: directives.mustRevalidate || directives.noCache)
+            mustRevalidate: repeatsDirectives
+                ? directives.mustRevalidate || directives.noCache : previous?.mustRevalidate ?? false,
+            staleIfError: repeatsDirectives ? directives.staleIfError : previous?.staleIfError)
     }
 }
 
+/// The directives that have no field of their own in ``FileCacheMetadata`` travel in its
+/// `userInfo`, which every file cache stores as it is: no change to the caches' formats, and an
+/// entry written before a key existed reads as "not set".
 extension FileCacheMetadata {
+    /// `userInfo` key of ``HTTPFreshness/mustRevalidate``: `"1"` when set.
+    static let mustRevalidateKey = "must-revalidate"
+    /// `userInfo` key of ``HTTPFreshness/staleIfError``: the seconds, as decimal text.
+    static let staleIfErrorKey = "stale-if-error"
+
     /// The freshness stored in this metadata.
     public var freshness: HTTPFreshness {
         HTTPFreshness(
             freshUntil: freshUntil, etag: etag, lastModified: lastModified,
-            mustRevalidate: userInfo["must-revalidate"] == "1")
+            mustRevalidate: userInfo[Self.mustRevalidateKey] == "1",
+            staleIfError: userInfo[Self.staleIfErrorKey].flatMap(Double.init).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil })
     }
 
     /// This metadata with `freshness` written into it.
@@ -75,7 +97,8 @@ extension FileCacheMetadata {
         metadata.freshUntil = freshness.freshUntil
         metadata.etag = freshness.etag
         metadata.lastModified = freshness.lastModified
-        metadata.userInfo["must-revalidate"] = freshness.mustRevalidate ? "1" : nil
+        metadata.userInfo[Self.mustRevalidateKey] = freshness.mustRevalidate ? "1" : nil
+        metadata.userInfo[Self.staleIfErrorKey] = freshness.staleIfError.map { String($0) }
         return metadata
     }
 }

@@ -9,7 +9,7 @@ import ManagedCacheLocking
 /// handler, on the thread that cancels, which is often the thread calling `manage` (a reused cell
 /// pushing its previous load out). On Linux each `asyncAfter` registers a timer with dispatch's
 /// event thread and wakes it, and the woken thread often took the CPU from the caller at once:
-/// scheduler traces of the `manage-latency` benchmark's measuring thread (issue 20) found this
+/// scheduler traces of the `manage-latency` benchmark's measuring thread found this
 /// wake behind most of the calls that were preempted while starting a load. Here an action whose
 /// deadline is no earlier than the timer's next firing (the usual case: every grace is as long)
 /// is only appended to a list, under a lock (a rate limit's earlier deadlines are

@@ -14,6 +14,19 @@ struct FetchedData: Sendable {
     let freshness: HTTPFreshness?
     /// A `304 Not Modified` answered a conditional request: stale objects stay valid.
     var notModified = false
+    /// Set when these bytes are a stale file-cache entry delivered because revalidating it
+    /// failed (stale-if-error, `StaleIfError`): the failure. `nil` for bytes that are fresh,
+    /// new or just confirmed by a `304`.
+    var staleAfterFailure: ManagedCacheError?
+
+    /// Set when these bytes are a stale file-cache entry served at once under
+    /// stale-while-revalidate with nothing of the key in memory (a cold start): the manager
+    /// revalidates them in the background once their object is delivered.
+    var servedWhileRevalidating = false
+
+    /// Whether the bytes are past their freshness and unconfirmed: the object made from them may be
+    /// out of date, and the next load (or the background revalidation) revalidates it.
+    var isStale: Bool { staleAfterFailure != nil || servedWhileRevalidating }
 
     init(
         memory: Data?, entry: FileCacheEntry?, spool: DownloadSpool? = nil, byteCount: Int, origin: DataOrigin,
@@ -81,10 +94,13 @@ struct FetchOperation: Sendable {
     let priority: LoadPriorityCell
     let callbacks: FetchCallbacks
     /// Guards the commit of the downloaded bytes (and a `304`'s metadata update): an object the
-    /// app stores over the data key closes it (issue 18.1). `nil`: nothing can supersede this fetch.
+    /// app stores over the data key (`ObjectManager.store`) closes it. `nil`: nothing can supersede this fetch.
     var writeGate: WriteGate?
     /// Paces the requests sent to the loader (`LoadRateLimit`); `nil`: they go at once.
     var rateLimiter: LoadRateLimiter?
+    /// Whether a stale file entry may be served at once under stale-while-revalidate (see
+    /// `servesStaleAtOnce`): for loads users wait for; a prefetch refreshes the entry instead.
+    var mayServeStaleAtOnce = false
 
     /// What a conditional request revalidates.
     private enum StaleBase {
@@ -112,6 +128,9 @@ struct FetchOperation: Sendable {
         if policy.cacheInFile, let entry = fileCache?.entry(forKey: dataKey) {
             if isServableWithoutRevalidation(entry) {
                 if let cached = read(entry) { return .success(cached) }
+            } else if servesStaleAtOnce(entry), var cached = read(entry) {
+                cached.servedWhileRevalidating = true
+                return .success(cached)
             } else {
                 stale = .fileEntry(entry)
             }
@@ -138,18 +157,48 @@ struct FetchOperation: Sendable {
                 var failure = ManagedCacheError.from(loaderError: error)
                 // URLSession's own backstop timeout reports no duration: every idle timeout is the policy's.
                 if case .timedOut = failure { failure = .timedOut(seconds: policy.timeout) }
+                if !Task.isCancelled, let fallback = staleFallback(stale, after: failure) {
+                    return fallback
+                }
                 guard failure.isTransient, retries < policy.retry.maximumRetries, !Task.isCancelled else {
-                    if failure.isTransient, case .fileEntry(let entry) = stale, !entry.metadata.freshness.mustRevalidate,
-                        let cached = read(entry)
-                    {
-                        return .success(cached)  // stale-if-error: the network failed, the old bytes are still good
-                    }
                     return .failure(Task.isCancelled ? .cancelled(.caller) : failure)
                 }
                 retries += 1
                 try? await Task.sleep(nanoseconds: UInt64(max(0, policy.retry.delay(beforeRetry: retries)) * 1e9))
             }
         }
+    }
+
+    /// Stale-if-error: what a failed revalidation of `stale` delivers, when `StaleIfError` allows
+    /// the stale copy; `nil` goes on as for any failure (retry or fail).
+    ///
+    /// It is decided at the first failed attempt, without the retries: a user with a copy to show
+    /// should see it as soon as the network fails (a refused connection fails at once; retrying a
+    /// stalled server would keep the screen empty for an idle timeout per attempt), and the next
+    /// load revalidates again. A stale file-cache entry is read and returned, marked stale. A
+    /// stale object in memory is the manager's: the failure is returned at once, for the manager
+    /// to deliver that object under the same decision.
+    private func staleFallback(_ stale: StaleBase?, after failure: ManagedCacheError) -> Result<FetchedData, ManagedCacheError>? {
+        guard let stale,
+            StaleIfError.decide(freshness: stale.freshness, failure: failure, now: Date(), policy: policy) == .deliverStale
+        else { return nil }
+        switch stale {
+        case .fileEntry(let entry):
+            guard var cached = read(entry) else { return nil }  // unreadable or corrupt: go on as for any failure
+            cached.staleAfterFailure = failure
+            return .success(cached)
+        case .memoryObject:
+            return .failure(failure)
+        }
+    }
+
+    /// Whether the stale `entry` is served at once, its revalidation left to the manager:
+    /// under stale-while-revalidate, unless the response said `must-revalidate`, and only when no
+    /// stale object of the key is in memory (`memoryValidators`): then the users have that one
+    /// already, and this fetch is the revalidation.
+    private func servesStaleAtOnce(_ entry: FileCacheEntry) -> Bool {
+        mayServeStaleAtOnce && policy.staleWhileRevalidate && memoryValidators == nil
+            && !entry.metadata.freshness.mustRevalidate
     }
 
     /// Whether `entry` may be served as it is: fresh, or not from HTTP (nothing to revalidate with).
@@ -200,7 +249,7 @@ struct FetchOperation: Sendable {
     /// `readFromFileCache(acceptingStale:maximumBytes:)`; `within` a budget (the store of a
     /// `FileCache` or `BigFileCache`, a time and a lock wait), each wait for the store's lock ends
     /// by the time's end, and `.busy` says the lock stayed held or the lookup alone spent the time
-    /// (issue 20: a synchronous read inside `manage`).
+    /// (a synchronous read inside `manage`, which must not hold the calling thread).
     func readFromFileCache(acceptingStale: Bool, maximumBytes: Int?, within budget: ReadBudget?)
         -> BoundedRead
     {
@@ -282,7 +331,7 @@ struct FetchOperation: Sendable {
             let partial = fileCache.partialDownload(forKey: dataKey)
         {
             do {
-                writer = try fileCache.makeWriter(resuming: partial)
+                writer = try fileCache.makeWriter(resuming: partial, pinned: policy.pinsInFileCache)
                 resuming = partial
                 headers["Range"] = "bytes=\(partial.byteCount)-"
                 headers["If-Range"] = partial.validator
@@ -290,9 +339,11 @@ struct FetchOperation: Sendable {
                 fileCache.discardPartialDownload(forKey: dataKey)
             }
         }
-        let makeWriter: @Sendable () -> (any FileCacheWriter)? = { [fileCache, dataKey, callbacks] in
+        let makeWriter: @Sendable () -> (any FileCacheWriter)? = { [fileCache, dataKey, callbacks, policy] in
             do {
-                return try fileCache?.makeWriter(forKey: dataKey)
+                // Pinned with the commit when the policy says so (a cache that cannot pin throws:
+                // reported below, and the load goes on without the file cache).
+                return try fileCache?.makeWriter(forKey: dataKey, pinned: policy.pinsInFileCache)
             } catch {
                 callbacks.event(.fileCacheFailure(key: dataKey, operation: .create, error: FileCacheError(error)))
                 return nil
@@ -370,7 +421,7 @@ struct FetchOperation: Sendable {
                 writer.abort()  // `no-store`: never written to disk
                 fileCache?.removeEntry(forKey: dataKey)
             } else if let writeGate, !writeGate.begin() {
-                // An object was stored over these bytes' key (issue 18.1): they must not land over it.
+                // The app stored an object over these bytes' key (`ObjectManager.store`): they must not land over it.
                 writer.abort()
                 if result.memory == nil { throw FileCacheWriteLost() }
             } else {
@@ -397,7 +448,7 @@ struct FetchOperation: Sendable {
             previous: stale.freshness)
         switch stale {
         case .fileEntry(let entry):
-            // Not over an object stored meanwhile (issue 18.1): its entry is not the one revalidated.
+            // Not over an object the app stored meanwhile: its entry is not the one revalidated.
             WriteGate.write(through: writeGate) {
                 do {
                     try fileCache?.updateMetadata(entry.metadata.with(freshness), forKey: dataKey)

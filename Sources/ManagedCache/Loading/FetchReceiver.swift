@@ -247,7 +247,7 @@ final class FetchReceiver: DataLoadReceiver {
     ///
     /// Why: a cancelled download's transfer ends when the loader has torn its connection down,
     /// which can take a while under load; until then its descriptor counted against the process's
-    /// limit beyond what is in flight (issue 19).
+    /// limit beyond what is in flight.
     func cancel() {
         let (writer, spool) = state.withLock { state -> ((any FileCacheWriter)?, DownloadSpool?) in
             state.cancelled = true
@@ -293,7 +293,7 @@ final class FetchReceiver: DataLoadReceiver {
         return result
     }
 
-    // MARK: - The body's memory (issue 13, target 7)
+    // MARK: - The body's memory (a memory cache holds at most 1.25× its byte limit)
 
     /// Gives an empty in-memory body the capacity the response announced, when that fits in
     /// memory at all.

@@ -4,7 +4,7 @@ import ManagedCacheLocking
 /// download receivers, URLSession transfers and file-cache writers (each of which holds a
 /// descriptor in `loading/` while it is open).
 ///
-/// For the reliability tests and the soak (issue 19): once every load has ended, all four are
+/// For the reliability tests and the soak (which look for leaked loads and descriptors): once every load has ended, all four are
 /// back to zero whatever mix of cancellation, restart, failure and resumption happened. A leak
 /// here is a leak of descriptors and memory. Process-wide, so read it where no other manager
 /// runs (a child process, the soak), or compare against a baseline.

@@ -19,7 +19,7 @@ import ManagedCacheLocking
 /// cancelling task does nothing. When the transfer was only registered together with the
 /// continuation, that completion found nothing to resume and was dropped: the loader waited
 /// forever, holding its receiver, the receiver's file-cache writer and its open descriptor in
-/// `loading/` (issue 19). A fetch is cancelled before its transfer starts whenever a load is
+/// `loading/`, one leaked descriptor per such load. A fetch is cancelled before its transfer starts whenever a load is
 /// cancelled right after it began, most often a resumed download, which first reads its kept
 /// bytes back.
 final class SessionTransfer: Sendable {

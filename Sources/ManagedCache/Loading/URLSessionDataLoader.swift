@@ -203,7 +203,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
 
     /// Cancels `task` without waiting for anything (the caller is often a thread inside
     /// `ObjectManager.manage`: a reused cell's previous load, a load pushed out of the loading
-    /// buffer, issue 20).
+    /// buffer).
     ///
     /// On Apple platforms `URLSessionTask.cancel()` only marks the task and returns. On Linux the
     /// cancellation is sent from the session's delegate queue (`cancelOnDelegateQueue(_:)`), for
@@ -217,7 +217,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         // Batched: the cancellation that finds the list empty queues one drain on the delegate
         // queue, and those that come before the drain runs only join the list. A fast scroll
         // cancels a load per cell; one operation each would take `OperationQueue`'s lock and wake
-        // its thread from inside `manage` every time (issue 20: the lock's holders are the queue's
+        // its thread from inside `manage` every time (the lock's holders are the queue's
         // busy delivering threads). The drain takes the list whole, so a task added after that
         // finds the list empty and queues the next drain: none is left behind.
         let queuesDrain = cancellationsToSend.withLock { waiting in

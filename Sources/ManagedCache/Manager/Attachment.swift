@@ -1,3 +1,4 @@
+import Foundation
 import ManagedCacheLocking
 
 /// One user's attachment to one handler: the handler lists it, and the manager's side table
@@ -23,7 +24,7 @@ final class Attachment {
     /// a delivery decided for this record checks it to know whether it is still current, without
     /// the manager's lock (`ObjectManager.deliverIfCurrent`). Written under the manager's lock, so
     /// reading it is the same as reading the table at that moment. Why its own lock: checking every
-    /// callback under the manager's lock took a tenth of that lock's acquisitions (issue 20).
+    /// callback under the manager's lock took a tenth of that lock's acquisitions.
     let currency: AttachmentCurrency
     /// Whether the loading buffer may cancel the load for this user (an `async` caller is not).
     var evictable: Bool
@@ -42,14 +43,18 @@ final class Attachment {
         currency = AttachmentCurrency(attachment)
     }
 
-    /// Gives the record (in the table) a new attachment, for a new request of its user.
-    func attach(_ attachment: UInt64) {
+    /// Gives the record (in the table) a new attachment, for a new request of its user. Returns
+    /// whether a callback for the previous one runs on another thread now (see `AttachmentCurrency`).
+    @discardableResult
+    func attach(_ attachment: UInt64) -> Bool {
         self.attachment = attachment
-        currency.publish(attachment)
+        return currency.publish(attachment)
     }
 
     /// Marks the record as out of the table: deliveries decided for it are no longer current.
-    func retire() {
+    /// Returns whether a callback decided for it runs on another thread now.
+    @discardableResult
+    func retire() -> Bool {
         currency.publish(0)
     }
 
@@ -57,23 +62,95 @@ final class Attachment {
     var isAlive: Bool { link.isAlive }
 }
 
-/// The attachment identifier a user's record holds in the manager's table (0: none), behind a
-/// lock of its own (see `Attachment.currency`).
+/// The attachment identifier a user's record holds in the manager's table (0: none), and the
+/// gate every callback decided for that record passes through (see `Attachment.currency`).
+///
+/// A delivery is bound to one attachment: it is made only if that attachment is still the
+/// record's current one, and the check and the callback form one step. `deliver(ifCurrent:_:)`
+/// holds `gate` from the check to the end of the callback and notes the delivering thread; a new
+/// attachment (`publish`) made meanwhile reports that a callback for the old one is running, and
+/// the `manage` or `unmanage` that made it waits for that callback (`awaitDeliveryInFlight`,
+/// after the manager's lock is released) before it returns. So once either has returned, no
+/// callback for the request it replaced can reach the user: a reused cell never hears its last
+/// row's answer after it was given a new row, and a user unmanaged hears nothing more.
+///
+/// A callback that manages or unmanages its own user runs on the delivering thread, which does
+/// not wait for itself. Callbacks to one user run one at a time.
 final class AttachmentCurrency: Sendable {
-    private let current: Lock<UInt64>
+    private struct State {
+        var attachment: UInt64
+        /// The thread inside `deliver(ifCurrent:_:)`'s callback, if any.
+        var deliveringThread: pthread_t?
 
-    init(_ attachment: UInt64) {
-        current = Lock(attachment)
+        /// Whether a callback runs on a thread other than the caller's.
+        var isDeliveringElsewhere: Bool {
+            guard let deliveringThread else { return false }
+            return pthread_equal(deliveringThread, pthread_self()) == 0
+        }
+
+        var isDeliveringHere: Bool {
+            guard let deliveringThread else { return false }
+            return pthread_equal(deliveringThread, pthread_self()) != 0
+        }
     }
 
-    /// Sets the identifier (under the manager's lock).
-    func publish(_ attachment: UInt64) {
-        current.withLock { $0 = attachment }
+    private let state: Lock<State>
+    /// Held from a delivery's check to the end of its callback. It guards no value; a `Bool`
+    /// rather than `()` because a zero-sized value shares its address with the lock's own
+    /// pointer, and ThreadSanitizer took the exclusive access to the one under the lock and the
+    /// unlocked read of the other (taking the lock) for a race.
+    private let gate = Lock(false)
+
+    init(_ attachment: UInt64) {
+        state = Lock(State(attachment: attachment, deliveringThread: nil))
+    }
+
+    /// Sets the identifier (under the manager's lock). Returns whether a callback for the previous
+    /// one runs on another thread now: the caller then waits for it with `awaitDeliveryInFlight`
+    /// once it has released the manager's lock.
+    @discardableResult
+    func publish(_ attachment: UInt64) -> Bool {
+        state.withLock { state in
+            state.attachment = attachment
+            return state.isDeliveringElsewhere
+        }
     }
 
     /// Whether `attachment` is still the record's current one.
     func isCurrent(_ attachment: UInt64) -> Bool {
-        current.withLock { $0 == attachment }
+        state.withLock { $0.attachment == attachment }
+    }
+
+    /// Whether a callback runs on another thread now.
+    var isDeliveringElsewhere: Bool { state.withLock { $0.isDeliveringElsewhere } }
+
+    /// Calls `callback` if `attachment` is current, as one step with the check (see the type's
+    /// comment). `stillWanted` is asked after the check, inside the step (a progress report's
+    /// load check). Returns whether the callback was made.
+    func deliver(ifCurrent attachment: UInt64, stillWanted: () -> Bool = { true }, _ callback: () -> Void) {
+        if state.withLock({ $0.isDeliveringHere }) {
+            // A callback of this user made this delivery (it managed another user, say): the gate
+            // is this thread's already.
+            if isCurrent(attachment), stillWanted() { callback() }
+            return
+        }
+        gate.withLock { _ in
+            let current = state.withLock { state -> Bool in
+                guard state.attachment == attachment else { return false }
+                state.deliveringThread = pthread_self()
+                return true
+            }
+            guard current else { return }
+            defer { state.withLock { $0.deliveringThread = nil } }
+            if stillWanted() { callback() }
+        }
+    }
+
+    /// Returns once no callback of this user runs on another thread (at once when none does, or
+    /// when the one running is on this thread).
+    func awaitDeliveryInFlight() {
+        guard isDeliveringElsewhere else { return }
+        gate.withLock { _ in }
     }
 }
 
@@ -101,10 +178,12 @@ final class AttachmentCurrencies: Sendable {
         }
     }
 
-    /// Makes every delivery decided so far for the user's current attachment stale. Called
-    /// without the manager's lock, before the section that attaches the user anew is left.
+    /// Makes every delivery decided so far for the user's current attachment stale, and waits for
+    /// a callback of it already running on another thread. Called without the manager's lock,
+    /// before the section that attaches the user anew is left.
     func retireCurrentAttachment(of userID: ObjectIdentifier) {
-        table.withLock { $0[userID] }?.publish(0)
+        guard let currency = table.withLock({ $0[userID] }) else { return }
+        if currency.publish(0) { currency.awaitDeliveryInFlight() }
     }
 }
 

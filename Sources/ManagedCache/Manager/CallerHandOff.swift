@@ -1,7 +1,7 @@
 import Dispatch
 
 /// What `manage` decided but does not do on its caller's thread, done on the hand-off queue
-/// instead (issue 20): creating the tasks of the loads it starts, cancelling the loads it pushed
+/// instead: creating the tasks of the loads it starts, cancelling the loads it pushed
 /// out of the loading buffer, releasing what it evicted or swept, and what the sections left by
 /// budgeted callers decided (`ManagerLock`).
 ///

@@ -76,7 +76,7 @@ struct FailureMemory {
         }
     }
 
-    /// Forgets the decoding failure of `key` alone (an object stored under it, issue 18.1).
+    /// Forgets the decoding failure of `key` alone (an object stored under it).
     mutating func forget(_ key: ObjectKey) {
         byObjectKey.removeValue(forKey: key)
     }

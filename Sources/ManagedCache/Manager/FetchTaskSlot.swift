@@ -4,7 +4,7 @@ import ManagedCacheLocking
 ///
 /// Why: creating a task enqueues its first job on the loading executor, which may wake or start a
 /// dispatch thread. On a busy 2-core machine that can take the CPU from the thread that holds the
-/// lock while every `manage` waits for it (issue 20). So `_createFetch` only records a
+/// lock while every `manage` waits for it. So `_createFetch` only records a
 /// `FetchStart`, and `ManagerLock` creates the task once the lock is released. A fetch cancelled
 /// in between (pushed out of the loading buffer by the next `manage`) never gets a task.
 ///

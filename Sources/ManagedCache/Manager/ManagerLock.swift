@@ -8,7 +8,7 @@ import ManagedCacheLocking
 ///   takes is held (see `FetchTaskSlot`), and no code path can forget to start a fetch it created.
 ///   `withLock` creates them once the lock is released; a budgeted caller gets them back instead
 ///   (`Budgeted.starts`), to hand them off its thread.
-/// - **A caller with a wait budget never waits longer** (issue 20). `withLock(waitingAtMost:_:otherwise:)`
+/// - **A caller with a wait budget never waits longer**. `withLock(waitingAtMost:_:otherwise:)`
 ///   spins for the lock at most that long. Past it, or while sections left earlier still wait,
 ///   it leaves its section to be run later and returns at once. Left sections run in the order
 ///   they were left, before the section of the next caller that takes the lock without a

@@ -3,7 +3,7 @@ import Foundation
 import ManagedCacheLocking
 
 /// How long every manager's lock was held, and waited for, by the code that took it: the answer a
-/// diagnostic build gives to "what holds the lock `manage` needs, and for how long" (issue 20).
+/// diagnostic build gives to "what holds the lock `manage` needs, and for how long".
 ///
 /// Only in builds made with `-Xswiftc -DMANAGEDCACHE_LOCK_PROFILE`; other builds have neither this
 /// type nor its cost. The `manage-latency` benchmark prints the report after its table when built
@@ -14,7 +14,7 @@ import ManagedCacheLocking
 ///
 /// Holds over 50 µs are counted apart: on a busy machine they are almost always a holder that was
 /// preempted, and they would swamp the mean of what the code itself costs.
-public enum ManagerLockProfile {
+package enum ManagerLockProfile {
     /// Where the lock was taken.
     struct Site: Hashable {
         let file: String
@@ -49,12 +49,12 @@ public enum ManagerLockProfile {
     }
 
     /// Forgets everything counted so far.
-    public static func reset() {
+    package static func reset() {
         tallies.withLock { $0.removeAll() }
     }
 
     /// A Markdown table of the sites that took the lock, longest total hold first.
-    public static func report() -> String {
+    package static func report() -> String {
         let rows = tallies.withLock { $0 }.sorted { $0.value.held > $1.value.held }
         var lines = [
             "| taken at | acquisitions | mean hold ≤ 50 µs | holds > 50 µs | longest hold | total held | total waited |",

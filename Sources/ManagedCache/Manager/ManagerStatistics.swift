@@ -37,10 +37,10 @@ public struct ManagerStatistics: Sendable, Hashable {
     public var failures: [FailureKind: Int] = [:]
     /// File-cache operations that failed (disk full, directory gone, corrupt entry found).
     public var fileCacheErrors = 0
-    /// Objects the app stored with `ObjectManager.store` (issue 18.1).
+    /// Objects the app stored with `ObjectManager.store`.
     public var storedObjects = 0
     /// `manage` calls that did not wait for the manager's lock, busy past
-    /// `Configuration.manageLockWaitBudget`: their work was left to the lock's holder (issue 20).
+    /// `Configuration.manageLockWaitBudget`: their work was left to the lock's holder.
     public var deferredCalls = 0
 
     /// All counters at zero.

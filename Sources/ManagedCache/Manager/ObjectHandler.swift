@@ -1,5 +1,7 @@
 /// One handler per object key: HJCache's `HJMOHandler`, as a state machine. Every phase change
-/// is one of the named transitions below; nothing outside this file assigns `phase`.
+/// is one of the named transitions below; nothing outside this file assigns `phase`, and the
+/// users, the request and the policy change only through the mutators under *Users, request and
+/// policy*.
 ///
 /// ```
 ///                 startLoading ─────────────────────────┐
@@ -60,9 +62,10 @@ final class ObjectHandler {
     let key: ObjectKey
     let decoder: AnyObjectDecoder
     /// The request and policy of the user that started the current load.
-    var request: ObjectRequest
-    var policy: LoadPolicy
-    var users = HandlerUsers()
+    private(set) var request: ObjectRequest
+    private(set) var policy: LoadPolicy
+    /// The users attached to the handler's current object or load, in the order they came.
+    private(set) var users = HandlerUsers()
     private(set) var phase: Phase = .new
     /// Bumped on every start and cancellation, so results of an abandoned load are ignored.
     private(set) var generation: UInt64 = 0
@@ -71,7 +74,7 @@ final class ObjectHandler {
     /// The priority of that prefetch.
     private(set) var prefetchPriority = LoadPriority.low
     /// How long the ready object is fresh (HTTP caching).
-    var freshness: HTTPFreshness?
+    private(set) var freshness: HTTPFreshness?
     /// A stale object whose revalidation is under way: a `304` makes it current again.
     private(set) var staleObject: CachedObject?
     /// The fetch revalidating a ready object in the background (stale-while-revalidate).
@@ -79,7 +82,7 @@ final class ObjectHandler {
     /// The ready object's memory-cache cost, kept so re-inserting it costs what decoding said.
     private(set) var objectCost = 0
     /// Guards the variant the current decode writes to the file cache: a stored object that
-    /// supersedes the load closes it (issue 18.1, `WriteGate`). `nil` when the decoder stores no variant.
+    /// supersedes the load closes it (`WriteGate`). `nil` when the decoder stores no variant.
     private(set) var writeGate: WriteGate?
 
     init(key: ObjectKey, decoder: AnyObjectDecoder, request: ObjectRequest, policy: LoadPolicy) {
@@ -151,7 +154,7 @@ final class ObjectHandler {
         revalidatingFetch = fetch
     }
 
-    /// any phase → loaded, for an object the app stores (issue 18.1, `ObjectManager+Storing`):
+    /// any phase → loaded, for an object the app stores (`ObjectManager+Storing`):
     /// whatever was under way is abandoned (a new generation, so its results are ignored; the
     /// caller has taken the handler off its fetches and closed `writeGate`), and the handler waits
     /// for the stored object (`finishDecoding`). Returns the generation the store belongs to.
@@ -191,10 +194,10 @@ final class ObjectHandler {
         phase = users.isEmpty ? .new : .ready(object, origin)
     }
 
-    /// → ready with `object` again: a `304` confirmed the stale object, or the network failed and
-    /// the stale object is better than nothing (stale-if-error).
-    func revalidated(object: any Sendable, freshness: HTTPFreshness?) {
-        phase = .ready(object, .revalidated)
+    /// → ready with `object` again: a `304` confirmed the stale object (`origin` `.revalidated`),
+    /// or the network failed and the stale object is better than nothing (stale-if-error, `.memory`).
+    func revalidated(object: any Sendable, origin: DataOrigin, freshness: HTTPFreshness?) {
+        phase = .ready(object, origin)
         self.freshness = freshness
         staleObject = nil
         revalidatingFetch = nil
@@ -234,6 +237,31 @@ final class ObjectHandler {
     /// The prefetch no longer holds the handler (its load goes on only for users).
     func releasePrefetch() {
         heldByPrefetch = false
+    }
+
+    // MARK: - Users, request and policy
+
+    /// Lists `record` as a user of the handler (a `manage` attached it).
+    func attach(_ record: Attachment) {
+        users.append(record)
+    }
+
+    /// Takes `record` off the list: it was detached, or its request was answered on its own (a
+    /// memory hit, a remembered failure). `withReleased`: users deallocated meanwhile go too.
+    func detach(_ record: Attachment, withReleased: Bool = false) {
+        users.removeAll { $0 === record || (withReleased && !$0.isAlive) }
+    }
+
+    /// Takes every user off the list: their requests are over (a failure or a cancellation told
+    /// them), so a later load of the key, another user's retry, is not theirs to hear.
+    func endUsersRequests() {
+        users.removeAll()
+    }
+
+    /// The next load runs with `request` and `policy` (those of the user or prefetch starting it).
+    func adopt(request: ObjectRequest, policy: LoadPolicy) {
+        self.request = request
+        self.policy = policy
     }
 
     // MARK: - Questions
@@ -277,7 +305,7 @@ final class ObjectHandler {
     /// Appends the objects this handler holds (its ready object, a stale one) to `released`, for
     /// a caller that drops the handler under the lock to release them after it
     /// (`PendingWork.released`): freeing a decoded image nobody else holds can take far longer
-    /// than the lock should be held (issue 20).
+    /// than the lock should be held.
     func releaseHeldObjects(into released: inout [any Sendable]) {
         if case .ready(let object, _) = phase { released.append(object) }
         if let staleObject { released.append(staleObject.object) }

@@ -42,8 +42,11 @@ extension ObjectManager {
                     if user.install(continuation) { manage(user, isAwaiting: true) }
                 }
             } onCancel: {
+                // Only the user is told here: the runtime runs this handler holding the task's
+                // status lock, which a callback resuming this task's continuation needs, and
+                // `unmanage` waits for a callback running on another thread. The `defer` above
+                // unmanages once the task has resumed, without that lock.
                 user.finish(.failure(.cancelled(.caller)))
-                self.unmanage(user)
             }
         } catch let error as ManagedCacheError {
             throw error
@@ -78,7 +81,10 @@ extension ObjectManager {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: LoadEvent<Decoder.Object>.self)
         let user = StreamingUser(request: Self.asyncRequest(request), decoder: decoder, continuation: continuation)
         continuation.onTermination = { [weak self] _ in
-            self?.unmanage(user)
+            // Not here: a cancelled iteration calls this inside the task's cancellation, holding
+            // the task's status lock, which a callback yielding to the stream needs, and
+            // `unmanage` waits for a callback running on another thread.
+            DispatchQueue.global().async { [weak self] in self?.unmanage(user) }
         }
         manage(user, isAwaiting: true)
         return LoadEventStream(stream)

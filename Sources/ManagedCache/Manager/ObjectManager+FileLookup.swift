@@ -137,7 +137,7 @@ extension ObjectManager {
         guard job.decoder.storesVariant, !job.data.isStoredVariant, let fileCache else { return }
         let policy = state.withLock { $0.handlers[job.key]?.policy } ?? configuration.policy
         guard policy.cacheInFile, job.writeGate?.isClosed != true, let bytes = job.decoder.encodedVariant(of: object) else { return }
-        // Through the decode's gate: an object stored over this one meanwhile (issue 18.1) keeps its place.
+        // Through the decode's gate: an object stored over this one meanwhile keeps its place.
         WriteGate.write(through: job.writeGate) {
             do {
                 try fileCache.store(bytes, forKey: Self.variantFileKey(job.key), metadata: FileCacheMetadata())

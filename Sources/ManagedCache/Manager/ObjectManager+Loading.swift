@@ -81,7 +81,7 @@ extension ObjectManager {
                 guard
                     let operation = self?.makeFetchOperation(
                         dataKey: dataKey, request: request, policy: policy, validators: validators, priority: priorityCell,
-                        fetch: identifier, writeGate: writeGate, paced: paced)
+                        fetch: identifier, writeGate: writeGate, paced: paced, forUsers: subscriber != nil)
                 else { return }
                 let result = await operation.run()
                 guard let jobs = self?.completeFetch(dataKey: dataKey, fetch: identifier, result: result) else { return }
@@ -105,14 +105,16 @@ extension ObjectManager {
     /// The download of a fetch, made in its task.
     private func makeFetchOperation(
         dataKey: String, request: ObjectRequest, policy: LoadPolicy, validators: HTTPFreshness?, priority: LoadPriorityCell,
-        fetch identifier: UInt64, writeGate: WriteGate, paced: Bool
+        fetch identifier: UInt64, writeGate: WriteGate, paced: Bool, forUsers: Bool
     ) -> FetchOperation {
-        FetchOperation(
+        var operation = FetchOperation(
             dataKey: dataKey, request: request, policy: policy, loader: configuration.dataLoader,
             fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
             memoryValidators: validators, priority: priority,
             callbacks: makeFetchCallbacks(dataKey: dataKey, fetch: identifier), writeGate: writeGate,
             rateLimiter: paced ? loadRateLimiter : nil)
+        operation.mayServeStaleAtOnce = forUsers
+        return operation
     }
 
     /// A fetch running in the prefetch lane that a user now waits for leaves the lane (freeing a
@@ -133,9 +135,10 @@ extension ObjectManager {
             work.append(_cancelIfAbandoned(waiting, in: &state))
         }
         let handler = state.handlers[key]
+        let progress = state._progressForPushOut()
         let pushedOut = state.loadingBuffer.push(
             key, priority: handler?.effectivePriority ?? .normal,
-            cancelsWhenAbandoned: handler.map { !$0.policy.finishLoadingWithoutUsers } ?? false)
+            cancelsWhenAbandoned: handler.map { !$0.policy.finishLoadingWithoutUsers } ?? false, progress: progress)
         work.append(_handleBufferOverflow(pushedOut, in: &state))
         _refreshPriority(dataKey: key.dataKey, in: &state)
         return work
@@ -158,6 +161,7 @@ extension ObjectManager {
     func _cancelHandler(_ key: ObjectKey, reason: ManagedCacheError.CancellationReason, in state: inout ManagerState) -> PendingWork {
         guard let handler = state.handlers[key], handler.phase.isBusy else { return PendingWork() }
         var work = PendingWork()
+        state.prefetchWatch.settleHandler(key, .cancelled)
         handler.cancel()
         handler.compactUsers()
         state.loadingBuffer.remove(key)
@@ -179,7 +183,7 @@ extension ObjectManager {
         }
         work.deliveries += handler.deliveries(of: .failed(.cancelled(reason)))
         // Their requests are over: a restart of this key by anyone else is not theirs to hear.
-        handler.users.removeAll()
+        handler.endUsersRequests()
         return work
     }
 
@@ -241,15 +245,29 @@ extension ObjectManager {
         let freshness: HTTPFreshness?
         /// Guards the variant this decode stores (`nil` for decoders that store none).
         var writeGate: WriteGate?
+        /// Set when the bytes are a stale copy shown because revalidating them failed: the failure
+        /// (users are told the object is stale).
+        var staleAfterFailure: ManagedCacheError?
+        /// Set when the bytes are a stale entry served at once under stale-while-revalidate: the
+        /// object is revalidated in the background once delivered.
+        var revalidatesAfterDelivery = false
+
+        /// Whether the decoded object is known to be current, as users are told.
+        var objectFreshness: ObjectFreshness {
+            if let staleAfterFailure { return .stale(revalidationError: staleAfterFailure) }
+            return revalidatesAfterDelivery ? .stale(revalidationError: nil) : .current
+        }
     }
 
     /// Records the end of a fetch and returns the decodes it enables.
     func completeFetch(dataKey: String, fetch identifier: UInt64, result: Result<FetchedData, ManagedCacheError>) -> [DecodeJob] {
         var jobs: [DecodeJob] = []
+        let now = Date()  // for stale-if-error, read before the lock
         let work = state.withLock { state -> PendingWork in
             // 1. The fetch ends (a stale result of a replaced fetch changes nothing).
             guard let fetch = _endFetch(dataKey: dataKey, identifier: identifier, in: &state) else { return PendingWork() }
             var work = PendingWork()
+            state.prefetchWatch.settleFetch(identifier, PrefetchOutcome(fetchResult: result))
             // 2. Its prefetch slot, if it had one, goes to the next waiting prefetch.
             if fetch.inPrefetchLane { work.append(_startQueuedPrefetches(in: &state)) }
             // 3. Every handler waiting for it decodes the bytes, revalidates, restarts or fails.
@@ -257,7 +275,7 @@ extension ObjectManager {
             case .success(let fetched):
                 jobs = _bytesArrived(fetched, for: fetch, work: &work, in: &state)
             case .failure(let error):
-                _fetchFailed(error, for: fetch, work: &work, in: &state)
+                _fetchFailed(error, for: fetch, now: now, work: &work, in: &state)
             }
             return work
         }
@@ -289,6 +307,15 @@ extension ObjectManager {
                 work.append(_revalidated(key, object: stale.object, freshness: fetched.freshness, in: &state))
                 continue
             }
+            if let failure = fetched.staleAfterFailure, let stale = handler.staleObject {
+                // The stale file entry the fetch fell back to holds the bytes of the stale object
+                // this handler already has: that object is delivered, not decoded a second time.
+                work.append(
+                    _revalidated(
+                        key, object: stale.object, freshness: stale.freshness, origin: .memory,
+                        objectFreshness: .stale(revalidationError: failure), in: &state))
+                continue
+            }
             guard fetched.hasBytes else {
                 // A 304 for bytes this decoder never had: load them unconditionally.
                 handler.dropStaleObjectForFullLoad()
@@ -303,7 +330,8 @@ extension ObjectManager {
                 DecodeJob(
                     key: key, generation: handler.generation, decoder: handler.decoder,
                     data: fetched.loadedData(prefersFileURL: handler.decoder.prefersFileURL), origin: fetched.origin,
-                    freshness: fetched.freshness, writeGate: handler.decoder.storesVariant ? handler.openWriteGate() : nil))
+                    freshness: fetched.freshness, writeGate: handler.decoder.storesVariant ? handler.openWriteGate() : nil,
+                    staleAfterFailure: fetched.staleAfterFailure, revalidatesAfterDelivery: fetched.servedWhileRevalidating))
         }
         if jobs.isEmpty, fetched.entry == nil, let data = fetched.memory {
             work.released += undecodedData.setValue(data, forKey: fetch.dataKey, cost: data.count)
@@ -312,20 +340,27 @@ extension ObjectManager {
     }
 
     /// The fetch failed (a cancellation changes nothing): the failure is remembered, and each
-    /// waiting handler serves its stale object (stale-if-error), ends its background
-    /// revalidation, or fails.
+    /// waiting handler serves its stale object when `StaleIfError` allows it (the same decision
+    /// as for a stale file entry, at `now`), ends its background revalidation, or fails.
     private func _fetchFailed(
-        _ error: ManagedCacheError, for fetch: FetchRecord, work: inout PendingWork, in state: inout ManagerState
+        _ error: ManagedCacheError, for fetch: FetchRecord, now: Date, work: inout PendingWork, in state: inout ManagerState
     ) {
         if case .cancelled = error { return }
         state.statistics.failures[error.kind, default: 0] += 1
         state.failures.record(error, forDataKey: fetch.dataKey, policy: fetch.policy, now: configuration.failureClock())
         for key in fetch.subscribers {
             guard let handler = state.handlers[key], handler.isWaiting(for: fetch.identifier) else { continue }
-            if let stale = handler.staleObject, error.isTransient, stale.freshness?.mustRevalidate != true {
-                // Stale-if-error: the network failed, the object we had is still better than nothing.
-                work.append(_revalidated(key, object: stale.object, freshness: stale.freshness, in: &state))
+            if let stale = handler.staleObject, let freshness = stale.freshness,
+                StaleIfError.decide(freshness: freshness, failure: error, now: now, policy: handler.policy) == .deliverStale
+            {
+                // Stale-if-error: the network failed, the object we had is still better than nothing
+                // (users of a background revalidation have it already and hear nothing more).
+                work.append(
+                    _revalidated(
+                        key, object: stale.object, freshness: stale.freshness, origin: .memory,
+                        objectFreshness: .stale(revalidationError: error), in: &state))
             } else if handler.revalidatingFetch == fetch.identifier {
+                // Its users have the stale object already (stale-while-revalidate): it stays.
                 handler.endBackgroundRevalidation()
                 state.handlers[key] = handler
             } else {
@@ -353,7 +388,7 @@ extension ObjectManager {
         in state: inout ManagerState
     ) -> PendingWork {
         // A file-cache hit is counted in this section rather than a lock of its own: one lock
-        // fewer on the path that reads a hit inside `manage` (issue 20).
+        // fewer on the path that reads a hit inside `manage`.
         if countingFileCacheHit { state.statistics.fileCacheHits += 1 }
         guard let handler = state.handlers[job.key], handler.generation == job.generation,
             case .loaded = handler.phase
@@ -373,7 +408,15 @@ extension ObjectManager {
                     forKey: job.key, cost: handler.objectCost
                 ).map(\.object)
             }
-            work.deliveries += handler.deliveries(of: .ready(object, job.origin))
+            work.deliveries += handler.deliveries(of: .ready(object, job.origin, job.objectFreshness))
+            state.prefetchWatch.settleHandler(job.key, .loaded(job.origin))
+            if job.revalidatesAfterDelivery, case .ready = handler.phase {
+                // A stale entry served at once (stale-while-revalidate on a cold start): now the
+                // revalidation its users may get a newer object from.
+                work.append(
+                    _startRevalidation(
+                        job.key, stale: CachedObject(object: object, freshness: job.freshness, cost: handler.objectCost), in: &state))
+            }
             return work
         case .failure(let error):
             state.statistics.failures[error.kind, default: 0] += 1
@@ -382,13 +425,18 @@ extension ObjectManager {
         }
     }
 
-    /// A stale object is current again (a `304`, or stale-if-error): back to ready with new
-    /// freshness, into the memory cache, and to the users waiting for it.
-    func _revalidated(_ key: ObjectKey, object: any Sendable, freshness: HTTPFreshness?, in state: inout ManagerState) -> PendingWork {
+    /// A stale object is ready again: confirmed by a `304` (origin `.revalidated`, current), or
+    /// shown because revalidating it failed (stale-if-error: origin `.memory`, `objectFreshness`
+    /// stale). Back to ready with `freshness`, into the memory cache, and to the users waiting for it.
+    func _revalidated(
+        _ key: ObjectKey, object: any Sendable, freshness: HTTPFreshness?, origin: DataOrigin = .revalidated,
+        objectFreshness: ObjectFreshness = .current, in state: inout ManagerState
+    ) -> PendingWork {
         guard let handler = state.handlers[key] else { return PendingWork() }
         var work = PendingWork()
         let wasWaiting = handler.revalidatingFetch == nil  // a background revalidation's users already have it
-        handler.revalidated(object: object, freshness: freshness)
+        state.prefetchWatch.settleHandler(key, .loaded(origin))
+        handler.revalidated(object: object, origin: origin, freshness: freshness)
         state.handlers[key] = handler
         state.loadingBuffer.remove(key)
         if handler.policy.cacheInMemory {
@@ -398,7 +446,7 @@ extension ObjectManager {
             ).map(\.object)
         }
         guard wasWaiting else { return work }
-        work.deliveries += handler.deliveries(of: .ready(object, .revalidated))
+        work.deliveries += handler.deliveries(of: .ready(object, origin, objectFreshness))
         return work
     }
 
@@ -407,6 +455,7 @@ extension ObjectManager {
         guard let handler = state.handlers[key] else { return PendingWork() }
         if let generation, handler.generation != generation { return PendingWork() }
         var work = PendingWork()
+        state.prefetchWatch.settleHandler(key, .failed(error))
         handler.fail(error)
         state.handlers[key] = handler
         state.loadingBuffer.remove(key)
@@ -416,7 +465,7 @@ extension ObjectManager {
         work.events.append(.loadFailed(key: key, error: error))
         work.deliveries += handler.deliveries(of: .failed(error))
         // Their requests are over: a later load of this key (another user's retry) is not theirs to hear.
-        state.handlers[key]?.users.removeAll()
+        handler.endUsersRequests()
         return work
     }
 }

@@ -9,7 +9,11 @@ extension ObjectManager {
     ///   that is only when `manage` runs on the main queue; otherwise the hit goes to the main
     ///   queue like every other callback: `.mainQueue` callbacks run there, whoever calls.
     /// - A user managed again with another request is detached from the old one first and never
-    ///   receives its object afterwards.
+    ///   receives its object afterwards: once `manage` (or `unmanage`) returns, no callback for the
+    ///   request it replaced reaches the user; one already running on another thread is waited
+    ///   for. So a callback must not wait for a thread that may be managing the same user (an
+    ///   `.immediate` callback calling `DispatchQueue.main.sync` while the main thread re-manages
+    ///   it): use `.mainQueue` delivery for that.
     /// - A user whose `objectRequest` is `nil` is detached.
     /// - Each call is one request, answered by exactly one final callback: ready, or failed. A
     ///   failure or a cancellation detaches the user: it hears nothing of a later load of the key
@@ -193,7 +197,7 @@ extension ObjectManager {
 
     /// Step 2: `false` (and the user told `.invalidRequest`) for an empty key or a URL the data
     /// loader cannot load, unless the key's handler holds or is getting its object (a user with
-    /// the same oid loads it, or the app is storing it: `ObjectRequest(oid:)`, issue 18.1).
+    /// the same oid loads it, or the app is storing it: `ObjectRequest(oid:)`).
     private func requestIsLoadable(_ call: ManageCall, key: ObjectKey, link makeLink: @Sendable () -> any UserLink) -> Bool {
         guard key.dataKey.isEmpty || !configuration.dataLoader.canLoad(call.request.url) else { return true }
         let reason = key.dataKey.isEmpty ? "empty key" : "unsupported URL '\(call.request.url.absoluteString)'"
@@ -285,7 +289,7 @@ extension ObjectManager {
     ) -> Bool {
         if policy.staleWhileRevalidate, stale.freshness?.mustRevalidate != true {
             state.statistics.memoryHits += 1
-            work.deliveries.append(answer.delivery(.ready(stale.object, .memory)))
+            work.deliveries.append(answer.delivery(.ready(stale.object, .memory, .stale(revalidationError: nil))))
             work.append(_startRevalidation(answer.key, stale: stale, in: &state))
             return true
         }
@@ -332,11 +336,10 @@ extension ObjectManager {
             state.statistics.failures[.recentlyFailed, default: 0] += 1
             work.deliveries.append(answer.delivery(.failed(.recentlyFailed(failure))))
             // That answers its request: it hears nothing of a later load of this key.
-            handler.users.removeAll { $0 === answer.record }
+            handler.detach(answer.record)
             return nil
         }
-        handler.request = answer.request
-        handler.policy = policy
+        handler.adopt(request: answer.request, policy: policy)
         state.handlers[answer.key] = handler
         let inline = inlineFileRead(isAwaiting: call.isAwaiting, request: answer.request, policy: policy)
         guard policy.cacheInFile, fileCache != nil, inline != nil || handler.decoder.storesVariant, !knownFileMiss else {
@@ -405,7 +408,8 @@ extension ObjectManager {
     }
 
     /// Detaches `user` from whatever it was managed for: HJCache's `clear` before cell reuse.
-    /// It receives no more callbacks for that request. If it was the last user of a load and the
+    /// It receives no more callbacks for that request once this returns (a callback already
+    /// running on another thread is waited for). If it was the last user of a load and the
     /// policy does not finish loads without users, the load is cancelled.
     ///
     /// - Parameter user: The user; nothing happens when it is not managed.
@@ -447,7 +451,7 @@ extension ObjectManager {
                         // identifier, so a callback decided for the previous request is dropped
                         // and not mistaken for it.
                         existing.request = request
-                        existing.attach(state._makeIdentifier())
+                        if existing.attach(state._makeIdentifier()) { work.deliveryInFlight = existing.currency }
                         existing.evictable = policy.participatesInLoadingBuffer
                         return (existing, handler)
                     }
@@ -472,14 +476,14 @@ extension ObjectManager {
         if let record {
             record.key = key
             record.request = request
-            record.attach(attachment)
+            if record.attach(attachment) { work.deliveryInFlight = record.currency }
             record.evictable = evictable
-            handler.users.append(record)
+            handler.attach(record)
             return (record, handler)
         }
         let created = Attachment(link: makeLink(), key: key, request: request, attachment: attachment, evictable: evictable)
         state._insertAttachment(created)
-        handler.users.append(created)
+        handler.attach(created)
         return (created, handler)
     }
 
@@ -498,7 +502,7 @@ extension ObjectManager {
             // user started loading the key again. The hit answers this user's request; listed on
             // the load, it would also hear that load's failure or cancellation (a second final
             // callback), and would keep a load it does not need in the loading buffer.
-            handler.users.removeAll { $0 === record }
+            handler.detach(record)
         } else {
             handler.becomeReady(fromMemory: cached)
         }
@@ -509,7 +513,10 @@ extension ObjectManager {
     /// cancelling that load if nobody else wants it.
     func _detach(userID: ObjectIdentifier, in state: inout ManagerState) -> PendingWork {
         guard let record = state._removeAttachment(of: userID) else { return PendingWork() }
-        return _detach(record, in: &state)
+        var work = _detach(record, in: &state)
+        // Retired just now: a callback that passed its check before runs on another thread.
+        if record.currency.isDeliveringElsewhere { work.deliveryInFlight = record.currency }
+        return work
     }
 
     /// Takes `record` off its handler's list, dropping the handler if nothing needs it any more,
@@ -518,13 +525,13 @@ extension ObjectManager {
         let key = record.key
         defer { record.isListed = false }
         guard let handler = state.handlers[key] else { return PendingWork() }
-        handler.users.removeAll { $0 === record || !$0.isAlive }
+        handler.detach(record, withReleased: true)
         if handler.users.isEmpty, !handler.phase.isBusy, !handler.heldByPrefetch, handler.revalidatingFetch == nil {
             // Nobody uses it and nothing is under way: drop it. Only users keep a handler's object
             // alive; the memory cache keeps its own reference within its limits. The handler, and
             // with it the object when the memory cache does not hold the key, is freed after the
             // lock, off a `manage` caller's thread (`CallerHandOff`): freeing it here was a tenth
-            // of detaching a re-managed cell (issue 20, a profile of `manage-latency`).
+            // of detaching a re-managed cell (a profile of the `manage-latency` benchmark).
             var work = PendingWork()
             if let dropped = state.handlers.removeValue(forKey: key) {
                 if !memoryCache.contains(key) { dropped.releaseHeldObjects(into: &work.released) }
@@ -558,6 +565,9 @@ extension ObjectManager {
     /// (`CallerHandOff`), instead of done here.
     func perform(_ work: PendingWork, synchronousUser: ObjectIdentifier? = nil, handingOff starts: [FetchStart]? = nil) {
         var work = work
+        // First: a callback for the user's previous attachment, running on another thread, ends
+        // before the `manage` or `unmanage` that replaced it returns or delivers anything.
+        work.deliveryInFlight?.awaitDeliveryInFlight()
         if let starts {
             var handOff = CallerHandOff(starts: starts)
             work.moveOffTheCaller(into: &handOff)
@@ -618,18 +628,24 @@ extension ObjectManager {
     /// was decided. Only progress and previews take the manager's lock, to check the load; the
     /// rest check the user's record alone (`Attachment.currency`).
     private func deliverIfCurrent(_ delivery: PendingDelivery) {
-        if let currency = delivery.currency {
-            guard currency.isCurrent(delivery.attachment) else { return }
-            if let fetch = delivery.fetch {
+        guard let currency = delivery.currency else {
+            delivery.user.deliver(delivery.event, request: delivery.request)
+            return
+        }
+        currency.deliver(
+            ifCurrent: delivery.attachment,
+            stillWanted: {
+                guard let fetch = delivery.fetch else { return true }
                 // Progress decided before a cancellation, failure or success that got here first is stale.
-                let loading = state.withLock { state in
+                return state.withLock { state in
                     guard case .loading(fetch)? = state.handlers[delivery.key]?.phase else { return false }
                     return true
                 }
-                guard loading else { return }
-            }
-        }
-        delivery.user.deliver(delivery.event, request: delivery.request)
+            },
+            {
+                configuration.afterDeliveryCheck?(delivery.event)
+                delivery.user.deliver(delivery.event, request: delivery.request)
+            })
     }
 }
 

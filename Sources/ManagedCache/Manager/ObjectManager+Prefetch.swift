@@ -31,6 +31,120 @@ extension ObjectManager {
         enqueuePrefetches(requests, decoder: AnyObjectDecoder(decoder), priority: priority)
     }
 
+    /// Prefetches `requests` like ``prefetch(_:priority:)`` and returns, once every request has an
+    /// outcome, what became of each: loaded, already cached, failed (with the typed error) or
+    /// cancelled. For "download these for offline use and tell me when it is done".
+    ///
+    /// ```swift
+    /// let articleImages = (0..<40).map { ObjectRequest(url: URL(string: "https://example.com/a/7/\($0).jpg")!) }
+    /// let report = await manager.prefetchAndWait(articleImages) { progress in
+    ///     print("\(progress.finished) of \(progress.total)")
+    /// }
+    /// if !report.isComplete { print("\(report.failures.count) failed; try again later") }
+    /// ```
+    ///
+    /// Cancelling the calling task cancels these prefetches (``cancelPrefetching(_:)``: by key, so
+    /// other prefetches of the same keys stop too) and returns the report with what finished
+    /// before. Every other rule of ``prefetch(_:priority:)`` holds: a prefetch slot, no
+    /// loading-buffer slot, a user asking for a key being prefetched joins its load.
+    ///
+    /// - Parameters:
+    ///   - requests: What to load. A request the data loader cannot load fails with
+    ///     ``ManagedCacheError/invalidRequest(reason:)``.
+    ///   - priority: The prefetches' priority (default `.low`).
+    ///   - progress: Called after each outcome with the counts so far, on a queue of the
+    ///     prefetch's own, in order. Default `nil`.
+    /// - Returns: One result per request, in the order given, and the counts.
+    public func prefetchAndWait(
+        _ requests: [ObjectRequest], priority: LoadPriority = .low, progress: (@Sendable (PrefetchProgress) -> Void)? = nil
+    ) async -> PrefetchReport {
+        await awaitReport(requests, decoder: nil, priority: priority, progress: progress)
+    }
+
+    /// Prefetches and decodes `requests` into the memory cache with `decoder`, like
+    /// ``prefetch(_:decoder:priority:)``, and returns what became of each once all have an outcome
+    /// (see ``prefetchAndWait(_:priority:progress:)``).
+    ///
+    /// - Parameters:
+    ///   - requests: What to load.
+    ///   - decoder: The decoder whose objects users will ask for (the same `identifier`).
+    ///   - priority: The prefetches' priority (default `.low`).
+    ///   - progress: Called after each outcome with the counts so far. Default `nil`.
+    /// - Returns: One result per request, in the order given, and the counts.
+    public func prefetchAndWait<Decoder: ObjectDecoding>(
+        _ requests: [ObjectRequest], decoder: Decoder, priority: LoadPriority = .low,
+        progress: (@Sendable (PrefetchProgress) -> Void)? = nil
+    ) async -> PrefetchReport {
+        await awaitReport(requests, decoder: AnyObjectDecoder(decoder), priority: priority, progress: progress)
+    }
+
+    /// Prefetches `requests` like ``prefetch(_:priority:)`` and calls `completion` with what became
+    /// of each once every request has an outcome: the callback form of
+    /// ``prefetchAndWait(_:priority:progress:)``.
+    ///
+    /// - Parameters:
+    ///   - requests: What to load.
+    ///   - priority: The prefetches' priority (default `.low`).
+    ///   - progress: Called after each outcome with the counts so far. Default `nil`.
+    ///   - completion: Called once with the report, on a queue of the prefetch's own (after the
+    ///     last `progress`).
+    public func prefetch(
+        _ requests: [ObjectRequest], priority: LoadPriority = .low, progress: (@Sendable (PrefetchProgress) -> Void)? = nil,
+        completion: @escaping @Sendable (PrefetchReport) -> Void
+    ) {
+        enqueuePrefetches(
+            requests, decoder: nil, priority: priority,
+            batch: makeBatch(requests, progress: progress, completion: completion))
+    }
+
+    /// Prefetches and decodes `requests` with `decoder` like ``prefetch(_:decoder:priority:)`` and
+    /// calls `completion` with what became of each once every request has an outcome.
+    ///
+    /// - Parameters:
+    ///   - requests: What to load.
+    ///   - decoder: The decoder whose objects users will ask for.
+    ///   - priority: The prefetches' priority (default `.low`).
+    ///   - progress: Called after each outcome with the counts so far. Default `nil`.
+    ///   - completion: Called once with the report, on a queue of the prefetch's own.
+    public func prefetch<Decoder: ObjectDecoding>(
+        _ requests: [ObjectRequest], decoder: Decoder, priority: LoadPriority = .low,
+        progress: (@Sendable (PrefetchProgress) -> Void)? = nil, completion: @escaping @Sendable (PrefetchReport) -> Void
+    ) {
+        enqueuePrefetches(
+            requests, decoder: AnyObjectDecoder(decoder), priority: priority,
+            batch: makeBatch(requests, progress: progress, completion: completion))
+    }
+
+    /// A batch whose cached requests are pinned when their policy asks (bytes a load found
+    /// cached are not written again, so the fetch's writer could not pin them), and whose
+    /// outcome says so when the pin cannot be made.
+    private func makeBatch(
+        _ requests: [ObjectRequest], progress: (@Sendable (PrefetchProgress) -> Void)?,
+        completion: @escaping @Sendable (PrefetchReport) -> Void
+    ) -> PrefetchBatch {
+        PrefetchBatch(
+            requests: requests,
+            pinIfAsked: { [weak self] in self?.pinIfPolicyAsks($0, missingBytesFail: true) }, progress: progress,
+            completion: completion)
+    }
+
+    private func awaitReport(
+        _ requests: [ObjectRequest], decoder: AnyObjectDecoder?, priority: LoadPriority,
+        progress: (@Sendable (PrefetchProgress) -> Void)?
+    ) async -> PrefetchReport {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<PrefetchReport, Never>) in
+                enqueuePrefetches(
+                    requests, decoder: decoder, priority: priority,
+                    batch: makeBatch(requests, progress: progress) { continuation.resume(returning: $0) })
+            }
+        } onCancel: {
+            // Off the cancellation handler, which holds the task's status lock: cancelling calls
+            // back users whose loads end with it.
+            DispatchQueue.global().async { self.cancelPrefetching(requests) }
+        }
+    }
+
     /// Stops prefetching `requests` (a collection view's `cancelPrefetchingForItemsAt`): queued
     /// prefetches of their keys are dropped, and running ones stop unless a user waits for them —
     /// a load that a user joined keeps going for that user.
@@ -42,6 +156,7 @@ extension ObjectManager {
         guard !dataKeys.isEmpty else { return }
         let work = state.withLock { state -> PendingWork in
             state.prefetchQueue.removeAll { dataKeys.contains($0) }
+            state.prefetchWatch.settleQueued(where: { dataKeys.contains($0) }, .cancelled)
             return _releasePrefetchHolds(where: { dataKeys.contains($0) }, in: &state)
         }
         perform(work)
@@ -51,13 +166,24 @@ extension ObjectManager {
     public func cancelPrefetching() {
         let work = state.withLock { state -> PendingWork in
             state.prefetchQueue.removeAll()
+            state.prefetchWatch.settleQueued(where: { _ in true }, .cancelled)
             return _releasePrefetchHolds(where: { _ in true }, in: &state)
         }
         perform(work)
     }
 
-    /// The number of prefetches waiting for a slot.
-    public var pendingPrefetchCount: Int { state.withLock { $0.prefetchQueue.count } }
+    /// The number of prefetches not finished yet: waiting for a slot, loading, or decoding. 0 once
+    /// every prefetch has ended (loaded, failed or cancelled). A request prefetched again while
+    /// it waits or runs counts once.
+    public var pendingPrefetchCount: Int {
+        state.withLock { state in
+            state.prefetchQueue.count + state.fetches.values.count { $0.prefetchHolds > 0 }
+                + state.handlers.values.count { $0.heldByPrefetch && $0.phase.isBusy }
+        }
+    }
+
+    /// The number of prefetches waiting for a slot (not started yet).
+    package var queuedPrefetchCount: Int { state.withLock { $0.prefetchQueue.count } }
 
     /// Takes the prefetch's hold off every handler and fetch whose data key matches, cancelling
     /// what nobody else wants and lowering the priority of what somebody does.
@@ -65,6 +191,7 @@ extension ObjectManager {
         var work = PendingWork()
         for (key, handler) in state.handlers where handler.heldByPrefetch && matches(key.dataKey) {
             handler.releasePrefetch()
+            state.prefetchWatch.settleHandler(key, .cancelled)
             if handler.hasLiveUsers {
                 _refreshPriority(dataKey: key.dataKey, in: &state)
             } else {
@@ -73,6 +200,7 @@ extension ObjectManager {
         }
         for (dataKey, fetch) in state.fetches where fetch.prefetchHolds > 0 && matches(dataKey) {
             fetch.prefetchHolds = 0
+            state.prefetchWatch.settleFetch(fetch.identifier, .cancelled)
             if fetch.isWanted {
                 _refreshPriority(dataKey: dataKey, in: &state)
             } else {
@@ -88,40 +216,69 @@ extension ObjectManager {
         return work
     }
 
-    private func enqueuePrefetches(_ requests: [ObjectRequest], decoder: AnyObjectDecoder?, priority: LoadPriority) {
-        let valid = requests.filter { !$0.dataKey.isEmpty && configuration.dataLoader.canLoad($0.url) }
+    private func enqueuePrefetches(
+        _ requests: [ObjectRequest], decoder: AnyObjectDecoder?, priority: LoadPriority, batch: PrefetchBatch? = nil
+    ) {
+        // A prefetch that pins is followed like a reporting one, without a report: bytes found
+        // already cached are pinned once its outcome is known.
+        let batch =
+            batch
+            ?? (requests.contains { configuration.policy.applying($0.policy).pinsInFileCache }
+                ? makeBatch(requests, progress: nil, completion: { _ in }) : nil)
         let work = state.withLock { state -> PendingWork in
             state.statistics.requests += requests.count
-            for request in valid where !_reprioritizePrefetch(request, decoder: decoder, priority: priority, in: &state) {
-                state.prefetchQueue.append(
-                    PrefetchItem(
-                        request: request, decoder: decoder, priority: priority, sequence: state._makeIdentifier()))
+            for (index, request) in requests.enumerated() {
+                guard !request.dataKey.isEmpty, configuration.dataLoader.canLoad(request.url) else {
+                    let reason = request.dataKey.isEmpty ? "empty key" : "unsupported URL '\(request.url.absoluteString)'"
+                    batch?.record(.failed(.invalidRequest(reason: reason)), at: index)
+                    continue
+                }
+                let identity = PrefetchQueue.Identity(dataKey: request.dataKey, decoder: decoder?.identifier)
+                switch _reprioritizePrefetch(request, decoder: decoder, priority: priority, in: &state) {
+                case nil:
+                    state.prefetchQueue.append(
+                        PrefetchItem(request: request, decoder: decoder, priority: priority, sequence: state._makeIdentifier()))
+                    fallthrough
+                case .queued?:
+                    if let batch { state.prefetchWatch.watchQueued(identity, .init(batch: batch, index: index)) }
+                case .handler(let key)?:
+                    if let batch { state.prefetchWatch.watchHandler(key, .init(batch: batch, index: index)) }
+                case .fetch(let identifier)?:
+                    if let batch { state.prefetchWatch.watchFetch(identifier, .init(batch: batch, index: index)) }
+                }
             }
             return _startQueuedPrefetches(in: &state)
         }
         perform(work)
     }
 
+    /// Where a prefetch already under way for a request is.
+    private enum PrefetchUnderWay {
+        case queued
+        case handler(ObjectKey)
+        case fetch(UInt64)
+    }
+
     /// When `request` is already queued or running as a prefetch with this decoder, gives it
-    /// `priority` and returns `true`.
+    /// `priority` and says where it is; `nil` when it is not.
     private func _reprioritizePrefetch(
         _ request: ObjectRequest, decoder: AnyObjectDecoder?, priority: LoadPriority, in state: inout ManagerState
-    ) -> Bool {
+    ) -> PrefetchUnderWay? {
         let dataKey = request.dataKey
         if state.prefetchQueue.reprioritize(PrefetchQueue.Identity(dataKey: dataKey, decoder: decoder?.identifier), to: priority) {
-            return true
+            return .queued
         }
         if let decoder {
             let key = request.objectKey(variant: decoder.identifier)
-            guard let handler = state.handlers[key], handler.heldByPrefetch, handler.phase.isBusy else { return false }
+            guard let handler = state.handlers[key], handler.heldByPrefetch, handler.phase.isBusy else { return nil }
             handler.reprioritizePrefetch(priority)
             _refreshPriority(dataKey: dataKey, in: &state)
-            return true
+            return .handler(key)
         }
-        guard let fetch = state.fetches[dataKey], fetch.prefetchHolds > 0 else { return false }
+        guard let fetch = state.fetches[dataKey], fetch.prefetchHolds > 0 else { return nil }
         fetch.prefetchPriority = priority
         _refreshPriority(dataKey: dataKey, in: &state)
-        return true
+        return .fetch(fetch.identifier)
     }
 
     /// Starts waiting prefetches while prefetch slots are free; skips those already satisfied or under way.
@@ -129,29 +286,43 @@ extension ObjectManager {
         let limit = max(1, configuration.prefetchConcurrency)
         while state.runningPrefetches < limit, let item = state.prefetchQueue.popNext() {
             let dataKey = item.request.dataKey
+            let identity = item.identity
             let policy = configuration.policy.applying(item.request.policy)
             guard let decoder = item.decoder else {
+                let fetchID: UInt64
                 if let fetch = state.fetches[dataKey] {
                     fetch.prefetchHolds += 1
                     fetch.prefetchPriority = max(fetch.prefetchPriority, item.priority)
                     _refreshPriority(dataKey: dataKey, in: &state)
+                    fetchID = fetch.identifier
                 } else {
-                    _ = _createFetch(
+                    fetchID = _createFetch(
                         dataKey: dataKey, request: item.request, policy: policy, subscriber: nil,
                         inPrefetchLane: true, priority: item.priority, in: &state)
                 }
+                state.prefetchWatch.startedFetch(identity, fetchID)
                 continue
             }
             let key = item.request.objectKey(variant: decoder.identifier)
-            if memoryCache.contains(key) { continue }
+            if memoryCache.contains(key) {
+                state.prefetchWatch.settleQueued(identity, .alreadyCached(.memory))
+                continue
+            }
             let handler = state.handlers[key] ?? ObjectHandler(key: key, decoder: decoder, request: item.request, policy: policy)
             switch handler.phase {
-            case .ready, .loading, .loaded:
+            case .ready:
+                state.prefetchWatch.settleQueued(identity, .alreadyCached(.sharedObject))
+                continue
+            case .loading, .loaded:
+                // Under way for users: the prefetch's outcome is that load's.
+                state.prefetchWatch.startedHandler(identity, key)
                 continue
             case .new, .failed:
-                if state.failures.failure(for: key, now: configuration.failureClock()) != nil { continue }
-                handler.request = item.request
-                handler.policy = policy
+                if let failure = state.failures.failure(for: key, now: configuration.failureClock()) {
+                    state.prefetchWatch.settleQueued(identity, .failed(.recentlyFailed(failure)))
+                    continue
+                }
+                handler.adopt(request: item.request, policy: policy)
                 let fetchID: UInt64
                 state.handlers[key] = handler
                 if let fetch = state.fetches[dataKey] {
@@ -165,6 +336,7 @@ extension ObjectManager {
                 handler.startPrefetch(fetch: fetchID, priority: item.priority)
                 state.handlers[key] = handler
                 _refreshPriority(dataKey: dataKey, in: &state)
+                state.prefetchWatch.startedHandler(identity, key)
             }
         }
         return PendingWork()

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Why a stored object did not reach the file cache, or could not be made (issue 18.1).
+/// Why a stored object did not reach the file cache, or could not be made.
 ///
 /// The memory part of a store never fails: once `ObjectManager.store` returns, the object is in
 /// the memory cache (unless the request's policy keeps it out) and with every user of its key.
@@ -14,9 +14,11 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case encodingUnsupported
     /// The decoder's `encode(_:)` threw.
     case encodingFailed(reason: String)
-    /// The closure making the object threw (`store(for:decoder:toFileCache:cost:making:completion:)`).
+    /// The closure making the object threw (`store(for:decoder:toFileCache:pinned:cost:making:completion:)`).
     case makingFailed(reason: String)
-    /// The file cache refused the bytes (disk full, read-only, …).
+    /// The file cache refused the bytes (disk full, read-only, …; a pinned store over the pinned
+    /// quota: ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)``, or in a
+    /// cache that cannot pin: ``FileCacheError/pinningUnsupported``).
     case fileCacheFailed(FileCacheError)
     /// A later store of the same key replaced this object before its bytes were written, or the
     /// manager cancelled every load (`cancelAll()`) while it was being made.
@@ -80,6 +82,8 @@ extension ObjectManager {
     ///     headers) and policy matter. `ObjectRequest(oid:)` names an object by its oid alone.
     ///   - decoder: The decoder whose identifier completes the key, and which encodes the object.
     ///   - toFileCache: Whether to write the object's bytes to the file cache too. Default `false`.
+    ///   - pinned: Whether those bytes are pinned in the file cache (kept by its limits, trims and
+    ///     expiry until unpinned or removed; see ``pin(_:)``). Needs `toFileCache`. Default `false`.
     ///   - cost: The object's memory-cache cost in bytes. Default `nil`: the decoder's
     ///     `cost(of:byteCount:)` with a byte count of 0 (exact for images and `Data`; pass a size
     ///     for decoders that measure objects by their bytes, such as JSON models).
@@ -87,10 +91,10 @@ extension ObjectManager {
     ///     write), with `.success` or why the file cache did not get the object. Default `nil`.
     public func store<Decoder: ObjectDecoding>(
         _ object: Decoder.Object, for request: ObjectRequest, decoder: Decoder, toFileCache: Bool = false,
-        cost: Int? = nil, completion: (@Sendable (Result<Void, StoreError>) -> Void)? = nil
+        pinned: Bool = false, cost: Int? = nil, completion: (@Sendable (Result<Void, StoreError>) -> Void)? = nil
     ) {
         let plan: StorePlan
-        switch makeStorePlan(request, decoder: decoder, toFileCache: toFileCache) {
+        switch makeStorePlan(request, decoder: decoder, toFileCache: toFileCache, pinned: pinned) {
         case .success(let made): plan = made
         case .failure(let error):
             completion?(.failure(error))
@@ -109,7 +113,7 @@ extension ObjectManager {
             plan: plan, ticket: ticket, encode: { try decoder.encode(object) }, completion: { completion?($0) })
     }
 
-    /// `store(_:for:decoder:toFileCache:cost:completion:)`, awaiting the file cache: returns once
+    /// `store(_:for:decoder:toFileCache:pinned:cost:completion:)`, awaiting the file cache: returns once
     /// the bytes are written (at once without `toFileCache`), throws why they were not. The memory
     /// cache and the users of the key have the object before the first suspension.
     ///
@@ -119,15 +123,20 @@ extension ObjectManager {
     ///     `ObjectRequest(oid:)` names an object by its oid alone.
     ///   - decoder: The decoder whose identifier completes the key, and which encodes the object.
     ///   - toFileCache: Whether to write the object's bytes to the file cache too. Default `false`.
+    ///   - pinned: Whether those bytes are pinned in the file cache (kept by its limits, trims and
+    ///     expiry until unpinned or removed; see ``pin(_:)``). Needs `toFileCache`. Default `false`.
     ///   - cost: The object's memory-cache cost in bytes. Default `nil`: the decoder's
     ///     `cost(of:byteCount:)` with a byte count of 0.
     /// - Throws: ``StoreError`` when the file cache did not get the object (only with
     ///   `toFileCache`), or `.invalidRequest` for an empty key. The memory part never fails.
     public func store<Decoder: ObjectDecoding>(
-        _ object: Decoder.Object, for request: ObjectRequest, decoder: Decoder, toFileCache: Bool = false, cost: Int? = nil
+        _ object: Decoder.Object, for request: ObjectRequest, decoder: Decoder, toFileCache: Bool = false,
+        pinned: Bool = false, cost: Int? = nil
     ) async throws(StoreError) {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, StoreError>, Never>) in
-            store(object, for: request, decoder: decoder, toFileCache: toFileCache, cost: cost) { continuation.resume(returning: $0) }
+            store(object, for: request, decoder: decoder, toFileCache: toFileCache, pinned: pinned, cost: cost) {
+                continuation.resume(returning: $0)
+            }
         }
         try result.get()
     }
@@ -136,7 +145,7 @@ extension ObjectManager {
     /// for objects worth sharing that take a while to make, such as an image resized to a format.
     ///
     /// From the call on, the key is taken: its previous object leaves the memory cache, a load of
-    /// it under way is superseded (as `store(_:for:decoder:toFileCache:cost:completion:)`
+    /// it under way is superseded (as `store(_:for:decoder:toFileCache:pinned:cost:completion:)`
     /// describes), and users that manage it meanwhile wait for the object instead of starting a
     /// load. When `make` returns, the object is stored exactly like an object passed to `store`
     /// (memory cache, users, file cache when asked). When it throws, the users waiting for it fail
@@ -146,17 +155,19 @@ extension ObjectManager {
     ///   - request: The request whose key the object goes under (see `store`).
     ///   - decoder: The decoder whose identifier completes the key, and which encodes the object.
     ///   - toFileCache: Whether to write the object's bytes to the file cache too. Default `false`.
+    ///   - pinned: Whether those bytes are pinned in the file cache (kept by its limits, trims and
+    ///     expiry until unpinned or removed; see ``pin(_:)``). Needs `toFileCache`. Default `false`.
     ///   - cost: The memory-cache cost. Default `nil`: the decoder's `cost(of:byteCount:)` with 0 bytes.
     ///   - make: Makes the object, once, on the manager's loading executor.
     ///   - completion: Called once, on any thread, with the object once it is stored (and written,
     ///     with `toFileCache`), or why not. Default `nil`.
     public func store<Decoder: ObjectDecoding>(
-        for request: ObjectRequest, decoder: Decoder, toFileCache: Bool = false, cost: Int? = nil,
+        for request: ObjectRequest, decoder: Decoder, toFileCache: Bool = false, pinned: Bool = false, cost: Int? = nil,
         making make: @escaping @Sendable () throws -> Decoder.Object,
         completion: (@Sendable (Result<Decoder.Object, StoreError>) -> Void)? = nil
     ) {
         let plan: StorePlan
-        switch makeStorePlan(request, decoder: decoder, toFileCache: toFileCache) {
+        switch makeStorePlan(request, decoder: decoder, toFileCache: toFileCache, pinned: pinned) {
         case .success(let made): plan = made
         case .failure(let error):
             completion?(.failure(error))
@@ -189,13 +200,15 @@ extension ObjectManager {
         }
     }
 
-    /// `store(for:decoder:toFileCache:cost:making:completion:)`, awaiting the object: returns it
+    /// `store(for:decoder:toFileCache:pinned:cost:making:completion:)`, awaiting the object: returns it
     /// once it is stored (and written, with `toFileCache`), throws why not.
     ///
     /// - Parameters:
     ///   - request: The request whose key the object goes under (see `store`).
     ///   - decoder: The decoder whose identifier completes the key, and which encodes the object.
     ///   - toFileCache: Whether to write the object's bytes to the file cache too. Default `false`.
+    ///   - pinned: Whether those bytes are pinned in the file cache (kept by its limits, trims and
+    ///     expiry until unpinned or removed; see ``pin(_:)``). Needs `toFileCache`. Default `false`.
     ///   - cost: The memory-cache cost. Default `nil`: the decoder's `cost(of:byteCount:)` with 0 bytes.
     ///   - make: Makes the object, once, on the manager's loading executor.
     /// - Returns: The object `make` returned, once it is stored.
@@ -203,11 +216,11 @@ extension ObjectManager {
     ///   store of the key replaced it, or why the file cache did not get it (with `toFileCache`).
     @discardableResult
     public func store<Decoder: ObjectDecoding>(
-        for request: ObjectRequest, decoder: Decoder, toFileCache: Bool = false, cost: Int? = nil,
+        for request: ObjectRequest, decoder: Decoder, toFileCache: Bool = false, pinned: Bool = false, cost: Int? = nil,
         making make: @escaping @Sendable () throws -> Decoder.Object
     ) async throws(StoreError) -> Decoder.Object {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Decoder.Object, StoreError>, Never>) in
-            store(for: request, decoder: decoder, toFileCache: toFileCache, cost: cost, making: make) {
+            store(for: request, decoder: decoder, toFileCache: toFileCache, pinned: pinned, cost: cost, making: make) {
                 continuation.resume(returning: $0)
             }
         }
@@ -226,6 +239,8 @@ extension ObjectManager {
         let asksForFile: Bool
         /// The bytes go to the file cache (asked, a file cache exists, the policy allows it).
         let writesFile: Bool
+        /// The bytes are pinned in the file cache.
+        var pinned = false
 
         /// The bytes go under the data key itself (a decoder that stores no variant): the
         /// download of that key, whoever it is for, must not commit over them.
@@ -249,15 +264,18 @@ extension ObjectManager {
     }
 
     private func makeStorePlan<Decoder: ObjectDecoding>(
-        _ request: ObjectRequest, decoder: Decoder, toFileCache: Bool
+        _ request: ObjectRequest, decoder: Decoder, toFileCache: Bool, pinned: Bool
     ) -> Result<StorePlan, StoreError> {
         let key = request.objectKey(variant: decoder.identifier)
         guard !key.dataKey.isEmpty else { return .failure(.invalidRequest(reason: "empty key")) }
+        // Checked before anything is stored: a pin asked for bytes that are not written is a mistake to say.
+        guard !pinned || toFileCache else { return .failure(.invalidRequest(reason: "pinned without toFileCache")) }
         let policy = configuration.policy.applying(request.policy)
-        return .success(
-            StorePlan(
-                key: key, policy: policy, fileKey: decoder.storesVariant ? Self.variantFileKey(key) : key.dataKey,
-                asksForFile: toFileCache, writesFile: toFileCache && policy.cacheInFile && fileCache != nil))
+        var plan = StorePlan(
+            key: key, policy: policy, fileKey: decoder.storesVariant ? Self.variantFileKey(key) : key.dataKey,
+            asksForFile: toFileCache, writesFile: toFileCache && policy.cacheInFile && fileCache != nil)
+        plan.pinned = pinned
+        return .success(plan)
     }
 
     /// Under the lock: takes the key from whatever had it. Its remembered failures and its old
@@ -322,6 +340,7 @@ extension ObjectManager {
         } else {
             work.cancel(fetch.task)  // after the lock, as every cancellation
             state.fetches.removeValue(forKey: key.dataKey)
+            state.prefetchWatch.settleFetch(fetch.identifier, .cancelled)
             if fetch.inPrefetchLane {
                 state.runningPrefetches -= 1
                 work.append(_startQueuedPrefetches(in: &state))
@@ -338,6 +357,7 @@ extension ObjectManager {
     ) {
         if let handler = state.handlers[plan.key], handler.phase.isLoaded {
             handler.finishDecoding(object: object, origin: .stored, freshness: nil, cost: cost)
+            state.prefetchWatch.settleHandler(plan.key, .loaded(.stored))
             work.deliveries += handler.deliveries(of: .ready(object, .stored))
         }
         if plan.policy.cacheInMemory {
@@ -364,8 +384,9 @@ extension ObjectManager {
                 _deliverStored(object, plan: plan, cost: objectCost, work: &work, in: &state)
             case .failure(let error):
                 handler.fail(.decodingFailed(reason: error.description))
+                state.prefetchWatch.settleHandler(plan.key, .failed(.decodingFailed(reason: error.description)))
                 work.deliveries += handler.deliveries(of: .failed(.decodingFailed(reason: error.description)))
-                handler.users.removeAll()
+                handler.endUsersRequests()
             }
             return (work, true)
         }
@@ -421,7 +442,7 @@ extension ObjectManager {
         var outcome: Result<Void, StoreError> = .failure(.superseded)
         own.write {
             do {
-                try fileCache.store(bytes, forKey: plan.fileKey, metadata: FileCacheMetadata())
+                try fileCache.store(bytes, forKey: plan.fileKey, metadata: FileCacheMetadata(), pinned: plan.pinned)
                 // Kept bytes of an interrupted download of the old object must not be resumed over it.
                 if plan.writesDataKey { fileCache.discardPartialDownload(forKey: plan.key.dataKey) }
                 outcome = .success(())

@@ -4,7 +4,7 @@
 /// Why not an array: a prefetch of a request already waiting only changes its priority, so every
 /// `prefetch` looked for its request in the queue, and every start looked for the best one, both
 /// scanning the whole queue under the manager's lock. An app prefetching ahead of a long list keeps
-/// hundreds waiting; in `manage-latency` (issue 20) that made enqueuing a prefetch the longest hold
+/// hundreds waiting; in the `manage-latency` benchmark that made enqueuing a prefetch the longest hold
 /// of the lock every `manage` takes (22 µs on average, up to 1.4 ms). Here both are a dictionary
 /// lookup and a heap operation: a changed priority pushes a new ticket, and tickets that no longer
 /// match their item (changed or dropped since) are skipped when they come up.

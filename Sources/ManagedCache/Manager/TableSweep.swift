@@ -12,7 +12,7 @@
 /// addresses. The low floor bounds how many objects of silently deallocated users a handler can
 /// keep alive beyond the memory cache's limits.
 ///
-/// Where (issue 20): the `_attach` that finds a sweep due only schedules it (`isScheduled`); the
+/// Where, so that no `manage` pays for a whole sweep: the `_attach` that finds a sweep due only schedules it (`isScheduled`); the
 /// sweep runs on the hand-off queue (`ObjectManager.sweepTablesInBackground()`), `budget` entries
 /// per acquisition of the lock, each section a few microseconds. It used to run inside `manage`:
 /// first all at once (70–100 µs sections in `manage-latency`), then `budget` entries per call. Even

@@ -1,6 +1,6 @@
 import ManagedCacheLocking
 
-/// Orders a load's file-cache writes against an object the app stores over it (issue 18.1).
+/// Orders a load's file-cache writes against an object the app stores over it.
 ///
 /// A load writes through its gate: the download's commit (one gate per fetch), a variant made by
 /// a decode (one gate per decode that stores a variant), a store's own bytes (one gate per

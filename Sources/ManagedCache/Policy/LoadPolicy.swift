@@ -55,10 +55,26 @@ public struct LoadPolicy: Sendable, Hashable {
     /// key receive the new object if the server has one. Not applied to `must-revalidate` or
     /// `no-cache` responses. Default `false`.
     public var staleWhileRevalidate: Bool = false
+    /// Whether, and how stale, a cached HTTP response is delivered when revalidating it fails
+    /// with a network error (no connection, refused, reset, timed out) or a 500, 502, 503 or 504,
+    /// instead of the failure. Never for `must-revalidate` or `no-cache` responses, never for any
+    /// other status. Default ``StaleIfErrorPolicy/fromServer(defaultMaximumStaleness:)`` with
+    /// `nil`: the response's `stale-if-error=N` bounds it where it has one, and otherwise the last
+    /// copy is shown however old it is, as an app opened offline should. See <doc:HTTPCaching>.
+    public var staleIfError: StaleIfErrorPolicy = .fromServer(defaultMaximumStaleness: nil)
     /// Keep the partial data of an interrupted large download and resume it with `Range` +
     /// `If-Range` on the next request (needs a file cache that supports it, as `FileCache` does).
     /// Default `true`.
     public var resumesDownloads: Bool = true
+    /// Whether the bytes a load writes to the file cache are pinned there: kept by the file
+    /// cache's limits, trims and expiry, within its pinned quota, until unpinned
+    /// (``ObjectManager/unpin(_:)``) or removed. For what must stay offline: set it on the
+    /// requests of an article saved for later, or prefetch them with it. The pin is made with the
+    /// commit; a prefetch pins the bytes it finds already cached by key; a user's load that
+    /// finds them cached writes nothing, so pin those by key (``ObjectManager/pin(_:)``). When the pin fails (over the quota, a file cache that cannot
+    /// pin) the object is still delivered and the failure reported as
+    /// ``ManagerEvent/fileCacheFailure(key:operation:error:)``. Default `false`.
+    public var pinsInFileCache: Bool = false
 
     /// The defaults listed on each property.
     public init() {}
@@ -80,7 +96,9 @@ public struct LoadPolicy: Sendable, Hashable {
         if let value = overrides.participatesInLoadingBuffer { policy.participatesInLoadingBuffer = value }
         if let value = overrides.freshness { policy.freshness = value }
         if let value = overrides.staleWhileRevalidate { policy.staleWhileRevalidate = value }
+        if let value = overrides.staleIfError { policy.staleIfError = value }
         if let value = overrides.resumesDownloads { policy.resumesDownloads = value }
+        if let value = overrides.pinsInFileCache { policy.pinsInFileCache = value }
         return policy
     }
 }
@@ -114,6 +132,11 @@ public struct PolicyOverrides: Sendable, Hashable {
     public var staleWhileRevalidate: Bool?
     /// Replaces `LoadPolicy.resumesDownloads`.
     public var resumesDownloads: Bool?
+    /// Replaces `LoadPolicy.staleIfError`.
+    public var staleIfError: StaleIfErrorPolicy?
+    /// Replaces `LoadPolicy.pinsInFileCache`: `true` on the requests whose bytes must stay
+    /// (prefetching an article for offline reading, say).
+    public var pinsInFileCache: Bool?
 
     /// Creates overrides; every field defaults to `nil`, "use the manager's value".
     ///
@@ -130,12 +153,15 @@ public struct PolicyOverrides: Sendable, Hashable {
     ///   - freshness: Replaces ``LoadPolicy/freshness``.
     ///   - staleWhileRevalidate: Replaces ``LoadPolicy/staleWhileRevalidate``.
     ///   - resumesDownloads: Replaces ``LoadPolicy/resumesDownloads``.
+    ///   - staleIfError: Replaces ``LoadPolicy/staleIfError``.
+    ///   - pinsInFileCache: Replaces ``LoadPolicy/pinsInFileCache``.
     public init(
         timeout: Double? = nil, finishLoadingWithoutUsers: Bool? = nil,
         fileCacheDelivery: FileCacheDelivery? = nil, cacheInMemory: Bool? = nil,
         cacheInFile: Bool? = nil, maximumBodySize: Int? = nil, retry: RetryPolicy? = nil,
         failureMemoryInterval: Double? = nil, participatesInLoadingBuffer: Bool? = nil,
-        freshness: FreshnessPolicy? = nil, staleWhileRevalidate: Bool? = nil, resumesDownloads: Bool? = nil
+        freshness: FreshnessPolicy? = nil, staleWhileRevalidate: Bool? = nil, resumesDownloads: Bool? = nil,
+        staleIfError: StaleIfErrorPolicy? = nil, pinsInFileCache: Bool? = nil
     ) {
         self.timeout = timeout
         self.finishLoadingWithoutUsers = finishLoadingWithoutUsers
@@ -149,7 +175,32 @@ public struct PolicyOverrides: Sendable, Hashable {
         self.freshness = freshness
         self.staleWhileRevalidate = staleWhileRevalidate
         self.resumesDownloads = resumesDownloads
+        self.staleIfError = staleIfError
+        self.pinsInFileCache = pinsInFileCache
     }
+}
+
+/// Whether a stale cached HTTP response is delivered when revalidating it fails, and how stale it
+/// may be. See ``LoadPolicy/staleIfError``.
+///
+/// "Stale" counts from the end of the response's freshness: a response fresh for an hour, shown
+/// two hours after it arrived, is one hour stale.
+///
+/// ```swift
+/// var configuration = ObjectManager.Configuration()
+/// configuration.policy.staleIfError = .fromServer(defaultMaximumStaleness: 7 * 86_400)  // a week at most
+/// let manager = ObjectManager(configuration: configuration)
+///
+/// var request = ObjectRequest(url: feedURL)
+/// request.policy.staleIfError = .never  // this request: an error rather than an old feed
+/// ```
+public enum StaleIfErrorPolicy: Sendable, Hashable {
+    /// The response's `stale-if-error=N` (RFC 5861) bounds how stale the copy may be; where the
+    /// response set none, `defaultMaximumStaleness` seconds do (`nil`: no bound, the last copy is
+    /// shown however old). The default, with `nil`.
+    case fromServer(defaultMaximumStaleness: Double?)
+    /// A failed revalidation is delivered as the failure: the stale copy is never shown.
+    case never
 }
 
 /// Where a file-cache hit is read and decoded. See `LoadPolicy.fileCacheDelivery`.

@@ -9,26 +9,26 @@ import Foundation
 /// CRC instructions are out of reach: SSE 4.2's `crc32` computes CRC-32C, another polynomial,
 /// and the carry-less multiply that folds IEEE CRCs has no portable Swift spelling without a C target.
 ///
-/// ```swift
+/// ```swift no-check
 /// var crc = CRC32()
 /// crc.update(Data("The quick brown fox ".utf8))
 /// crc.update(Data("jumps over the lazy dog".utf8))
 /// assert(crc.value == CRC32.checksum(Data("The quick brown fox jumps over the lazy dog".utf8)))  // 0x414FA339
 /// ```
-public struct CRC32: Sendable, Hashable {
+package struct CRC32: Sendable, Hashable {
     /// The checksum of everything passed to `update` so far.
-    public var value: UInt32 { ~state }
+    package var value: UInt32 { ~state }
 
     private var state: UInt32 = 0xFFFF_FFFF
 
     /// Creates a checksum of no bytes.
-    public init() {}
+    package init() {}
 
     /// Computes a checksum in one call.
     ///
     /// - Parameter bytes: The bytes.
     /// - Returns: Their CRC-32.
-    public static func checksum(_ bytes: some DataProtocol) -> UInt32 {
+    package static func checksum(_ bytes: some DataProtocol) -> UInt32 {
         var crc = CRC32()
         crc.update(bytes)
         return crc.value
@@ -37,7 +37,7 @@ public struct CRC32: Sendable, Hashable {
     /// Feeds more bytes into the checksum.
     ///
     /// - Parameter bytes: The next bytes, in order.
-    public mutating func update(_ bytes: some DataProtocol) {
+    package mutating func update(_ bytes: some DataProtocol) {
         for region in bytes.regions {
             region.withUnsafeBytes { update(UnsafeRawBufferPointer($0)) }
         }
@@ -46,7 +46,7 @@ public struct CRC32: Sendable, Hashable {
     /// Feeds the bytes of a raw buffer into the checksum.
     ///
     /// - Parameter buffer: The next bytes, in order.
-    public mutating func update(_ buffer: UnsafeRawBufferPointer) {
+    package mutating func update(_ buffer: UnsafeRawBufferPointer) {
         guard let start = buffer.baseAddress, !buffer.isEmpty else { return }
         state = CRC32Tables.shared.storage.withUnsafeBufferPointer { storage in
             Self.fold(state, start, buffer.count, storage.baseAddress!)

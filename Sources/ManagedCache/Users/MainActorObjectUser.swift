@@ -46,6 +46,18 @@ public protocol MainActorObjectUser: AnyObject, Sendable {
     ///   - origin: Where it came from.
     ///   - request: The request the user was last managed with, which this answers.
     func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest)
+    /// The shared object is ready, on the main actor, with whether it is known to be current: implement
+    /// this one as well to tell people when what they see may be out of date (shown while it is
+    /// revalidated, or because the network failed: see ``ObjectFreshness``). Optional: the
+    /// default calls ``managedObjectReady(_:origin:request:)``, which stays the one to implement
+    /// otherwise.
+    ///
+    /// - Parameters:
+    ///   - object: The object every user of the key shares.
+    ///   - origin: Where it came from.
+    ///   - freshness: `.current`, or `.stale` with why it could not be revalidated.
+    ///   - request: The request the user was managed with, which this answers.
+    func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, freshness: ObjectFreshness, request: ObjectRequest)
     /// Loading failed or was cancelled, on the main actor: the final callback of an unsuccessful
     /// `manage`. The user is detached; manage it again to retry.
     ///
@@ -75,6 +87,16 @@ public protocol MainActorObjectUser: AnyObject, Sendable {
 }
 
 extension MainActorObjectUser {
+    /// Calls ``managedObjectReady(_:origin:request:)``: freshness is ignored.
+    ///
+    /// - Parameters:
+    ///   - object: The shared object.
+    ///   - origin: Where it came from.
+    ///   - freshness: Whether it is known to be current (ignored).
+    ///   - request: The request it answers.
+    public func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, freshness: ObjectFreshness, request: ObjectRequest) {
+        managedObjectReady(object, origin: origin, request: request)
+    }
     /// Ignores progress.
     ///
     /// - Parameters:
@@ -119,20 +141,9 @@ final class MainActorUserLink<User: MainActorObjectUser>: UserLink {
 extension MainActorObjectUser {
     /// Calls the callback matching `event`, with the object cast to this user's type.
     func receive(_ event: UserEvent, request: ObjectRequest) {
-        switch event {
-        case .ready(let object, let origin):
-            if let object = object as? Decoder.Object {
-                managedObjectReady(object, origin: origin, request: request)
-            } else {
-                managedObjectFailed(
-                    .decodingFailed(reason: "the shared object is a \(type(of: object)), not a \(Decoder.Object.self)"), request: request)
-            }
-        case .failed(let error):
-            managedObjectFailed(error, request: request)
-        case .progress(let progress):
-            managedObjectProgress(progress, request: request)
-        case .preview(let object):
-            if let object = object as? Decoder.Object { managedObjectPreview(object, request: request) }
-        }
+        event.route(
+            as: Decoder.Object.self, ready: { managedObjectReady($0, origin: $1, freshness: $2, request: request) },
+            failed: { managedObjectFailed($0, request: request) }, progress: { managedObjectProgress($0, request: request) },
+            preview: { managedObjectPreview($0, request: request) })
     }
 }

@@ -45,6 +45,18 @@ public protocol ManagedObjectUser: AnyObject, Sendable {
     ///   - origin: Where it came from (memory, another user, the file cache, the network).
     ///   - request: The request the user was managed with, which this answers.
     func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest)
+    /// The shared object is ready, with whether it is known to be current: implement
+    /// this one as well to tell people when what they see may be out of date (shown while it is
+    /// revalidated, or because the network failed: see ``ObjectFreshness``). Optional: the
+    /// default calls ``managedObjectReady(_:origin:request:)``, which stays the one to implement
+    /// otherwise.
+    ///
+    /// - Parameters:
+    ///   - object: The object every user of the key shares.
+    ///   - origin: Where it came from.
+    ///   - freshness: `.current`, or `.stale` with why it could not be revalidated.
+    ///   - request: The request the user was managed with, which this answers.
+    func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, freshness: ObjectFreshness, request: ObjectRequest)
     /// Loading failed or was cancelled: the final callback of an unsuccessful `manage`. The user
     /// is detached; manage it again to retry.
     ///
@@ -78,6 +90,16 @@ public protocol ManagedObjectUser: AnyObject, Sendable {
 }
 
 extension ManagedObjectUser {
+    /// Calls ``managedObjectReady(_:origin:request:)``: freshness is ignored.
+    ///
+    /// - Parameters:
+    ///   - object: The shared object.
+    ///   - origin: Where it came from.
+    ///   - freshness: Whether it is known to be current (ignored).
+    ///   - request: The request it answers.
+    public func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, freshness: ObjectFreshness, request: ObjectRequest) {
+        managedObjectReady(object, origin: origin, request: request)
+    }
     /// ``CallbackDelivery/immediate``: callbacks run on whichever thread finished the work.
     public var callbackDelivery: CallbackDelivery { .immediate }
     /// Ignores progress.

@@ -39,6 +39,7 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     private struct State {
         var request: ObjectRequest?
         var phase: Phase = .idle
+        var freshness = ObjectFreshness.current
     }
 
     /// The closures, and where they run.
@@ -129,6 +130,16 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     /// The current phase: idle, loading, ready with the object, or failed.
     public var phase: Phase { state.withLock { $0.phase } }
 
+    /// Whether the ready object is known to be current: `.stale` when it is shown past its
+    /// freshness (while it is revalidated, or because revalidating it failed: see
+    /// ``ObjectFreshness``). `.current` in every other phase.
+    public var freshness: ObjectFreshness {
+        state.withLock { state in
+            if case .ready = state.phase { return state.freshness }
+            return .current
+        }
+    }
+
     /// The shared object, once ready.
     public var object: Decoder.Object? {
         if case .ready(let object, _) = phase { return object }
@@ -155,7 +166,19 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     ///   - origin: Where it came from.
     ///   - request: The request it answers.
     public func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest) {
-        guard update(for: request, to: .ready(object, origin)) else { return }
+        managedObjectReady(object, origin: origin, freshness: .current, request: request)
+    }
+
+    /// Keeps the object as ``phase`` and its ``freshness``, and calls `onReady`, unless `request`
+    /// is no longer the current one (then it does nothing).
+    ///
+    /// - Parameters:
+    ///   - object: The shared object.
+    ///   - origin: Where it came from.
+    ///   - freshness: Whether it is known to be current.
+    ///   - request: The request it answers.
+    public func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, freshness: ObjectFreshness, request: ObjectRequest) {
+        guard update(for: request, to: .ready(object, origin), freshness: freshness) else { return }
         switch callbacks {
         case .anyThread(let ready, _, _): ready?(object, origin)
         case .mainActor(let ready, _, _): MainActor.assumeIsolated { ready?(object, origin) }
@@ -191,10 +214,11 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     }
 
     /// Moves to `phase` if `request` is still the current one; tells whether it was.
-    private func update(for request: ObjectRequest, to phase: Phase) -> Bool {
+    private func update(for request: ObjectRequest, to phase: Phase, freshness: ObjectFreshness = .current) -> Bool {
         state.withLock { state in
             guard state.request == request else { return false }
             state.phase = phase
+            state.freshness = freshness
             return true
         }
     }

@@ -2,7 +2,8 @@ import Foundation
 
 /// Something that happened to a handler, to be told to one of its users.
 enum UserEvent: Sendable {
-    case ready(any Sendable, DataOrigin)
+    /// The object, where it came from, and whether it is known to be current.
+    case ready(any Sendable, DataOrigin, ObjectFreshness = .current)
     case failed(ManagedCacheError)
     case progress(LoadProgress)
     /// A preview of the object (only to users that want previews; never cached).
@@ -51,23 +52,39 @@ struct PendingDelivery: Sendable {
     }
 }
 
+extension UserEvent {
+    /// Calls the closure matching the event, with the object cast to `Object`: the one switch
+    /// behind every user's `receive` (thread-safe users and main-actor ones alike). A ready object
+    /// of another type (two decoders with one identifier) fails with `.decodingFailed`; a preview
+    /// of another type is dropped.
+    @inline(__always)
+    func route<Object>(
+        as _: Object.Type, ready: (Object, DataOrigin, ObjectFreshness) -> Void, failed: (ManagedCacheError) -> Void,
+        progress: (LoadProgress) -> Void, preview: (Object) -> Void
+    ) {
+        switch self {
+        case .ready(let object, let origin, let freshness):
+            if let object = object as? Object {
+                ready(object, origin, freshness)
+            } else {
+                failed(.decodingFailed(reason: "the shared object is a \(type(of: object)), not a \(Object.self)"))
+            }
+        case .failed(let error):
+            failed(error)
+        case .progress(let value):
+            progress(value)
+        case .preview(let object):
+            if let object = object as? Object { preview(object) }
+        }
+    }
+}
+
 extension ManagedObjectUser {
     /// Calls the callback matching `event`, with the object cast to this user's type.
     func receive(_ event: UserEvent, request: ObjectRequest) {
-        switch event {
-        case .ready(let object, let origin):
-            if let object = object as? Decoder.Object {
-                managedObjectReady(object, origin: origin, request: request)
-            } else {
-                managedObjectFailed(
-                    .decodingFailed(reason: "the shared object is a \(type(of: object)), not a \(Decoder.Object.self)"), request: request)
-            }
-        case .failed(let error):
-            managedObjectFailed(error, request: request)
-        case .progress(let progress):
-            managedObjectProgress(progress, request: request)
-        case .preview(let object):
-            if let object = object as? Decoder.Object { managedObjectPreview(object, request: request) }
-        }
+        event.route(
+            as: Decoder.Object.self, ready: { managedObjectReady($0, origin: $1, freshness: $2, request: request) },
+            failed: { managedObjectFailed($0, request: request) }, progress: { managedObjectProgress($0, request: request) },
+            preview: { managedObjectPreview($0, request: request) })
     }
 }

@@ -5,6 +5,10 @@
 /// in `limit`, the buffer keeps them all (a small GIF is decoded once, however long it loops);
 /// otherwise it keeps as many whole frames as fit, and never fewer than two (the one showing and
 /// the next), so a large animation still plays, decoding frames again on each loop.
+///
+/// `frameByteCount` is the first frame's `DecodedImage.decodedByteCount` (`BitmapFootprint`:
+/// bytes per row × rows), the same count the frame buffer charges for each frame it keeps, so
+/// "every frame fits" here is a promise the buffer keeps, with row padding and 16-bit frames too.
 enum AnimationFrameBudget {
     /// The byte limit for an animation of `frameCount` frames of `frameByteCount` bytes each,
     /// given `limit`; 0 for a still image.

@@ -8,10 +8,13 @@ import ManagedCacheLocking
 ///
 /// Asking never waits: `frame(at:)` returns the frame if it is held, or `nil` after starting its
 /// decode; the view keeps its current frame and asks again at the next screen refresh. When a new
-/// frame would go over the limit, the frames evicted first are those needed last: the ones that
-/// come furthest after the most recently requested frame in playing order (the frames just
-/// shown, for a looping animation), which is what a buffer smaller than the animation needs to
-/// avoid decoding every frame twice per loop.
+/// frame would go over the limit, the frames evicted first are those needed last, in playing
+/// order from the frame needed next: after a view is handed frame `i`, the next needed is `i + 1`
+/// and `i` itself is needed last (the view has it on screen; it plays again a loop later), so a
+/// prefetched next frame replaces the frame just shown even when the buffer has room for a single
+/// frame; a frame asked for and not held yet is the one needed next until it is handed out. This
+/// is what a buffer smaller than the animation needs to avoid decoding every frame twice per loop
+/// and to show each prefetched frame on time.
 ///
 /// Generic over the frame type so the platform-neutral logic is tested on Linux; on Apple
 /// platforms `Frame` is a `CGImage` made by ImageIO.
@@ -26,7 +29,9 @@ final class AnimationFrameBuffer<Frame: Sendable>: Sendable {
         var frames: [Int: Decoded] = [:]
         var byteCount = 0
         var inFlight: Set<Int> = []
-        var lastRequested = 0
+        /// The frame needed soonest: the one after the frame last handed out, or the frame last
+        /// asked for while it is not held.
+        var nextNeeded = 0
         var decodeCount = 0
     }
 
@@ -56,8 +61,11 @@ final class AnimationFrameBuffer<Frame: Sendable>: Sendable {
     func frame(at index: Int) -> Frame? {
         guard (0..<frameCount).contains(index) else { return nil }
         let (frame, starts) = state.withLock { state -> (Frame?, Bool) in
-            state.lastRequested = index
-            if let held = state.frames[index] { return (held.frame, false) }
+            if let held = state.frames[index] {
+                state.nextNeeded = (index + 1) % frameCount
+                return (held.frame, false)
+            }
+            state.nextNeeded = index
             return (nil, state.inFlight.insert(index).inserted)
         }
         if starts { startDecode(index) }
@@ -99,9 +107,9 @@ final class AnimationFrameBuffer<Frame: Sendable>: Sendable {
     }
 
     /// Keeps `decoded` as frame `index`, evicting the frames needed last until it fits. The new
-    /// frame itself is dropped if it is the one needed last. Assumes the lock is held.
+    /// frame itself is dropped if it is needed later than every frame held. Assumes the lock is held.
     private func _insert(_ decoded: Decoded, at index: Int, in state: inout State) {
-        let anchor = state.lastRequested
+        let anchor = state.nextNeeded
         func distance(_ frame: Int) -> Int { (frame - anchor + frameCount) % frameCount }
         while state.byteCount + decoded.byteCount > byteLimit, !state.frames.isEmpty {
             guard let victim = state.frames.keys.max(by: { distance($0) < distance($1) }) else { break }

@@ -9,9 +9,14 @@ import Foundation
 /// - On Apple platforms it wraps the decompressed, downsampled bitmap (`cgImage`, and `uiImage(scale:)`
 ///   where UIKit exists) and does not keep the encoded bytes, which would cost memory for nothing.
 ///
-/// Its memory-cache cost is `memoryCost`: `decodedByteCount` (width × height × 4 bytes), the size of
-/// the bitmap, plus for an animation the byte limit of its frame buffer, on every platform, so
-/// cache budgets mean the same thing on a phone and in a Linux test.
+/// Its memory-cache cost is `memoryCost`: `decodedByteCount` (the bitmap's bytes per row × its
+/// rows; width × height × 4 where there is no bitmap), plus for an animation the byte limit of its
+/// frame buffer, counted the same way, so an animation's budget and what its frames take agree.
+///
+/// Two images are equal when they hold the same bitmap (copies of one decoded image, as the
+/// caches share it), never by comparing pixels; two decodes of the same bytes are different
+/// images on Apple platforms. On Linux, where an image holds its bytes and no bitmap, images of
+/// equal bytes are equal.
 ///
 /// An animated GIF, APNG or WebP carries its `animation` (frame durations, loop count) on every
 /// platform; on Apple platforms it also carries the frames' source and buffer, shared by every view
@@ -49,8 +54,13 @@ public struct DecodedImage: Sendable, Equatable, CustomStringConvertible {
     /// How the stored bitmap must be turned to stand upright. `.up` for everything the decoders
     /// make (ImageIO applies EXIF orientation while decoding; on Linux `pixelWidth`/`pixelHeight`
     /// are already the upright size); a `UIImage` wrapped as a placeholder keeps its
-    /// `imageOrientation` here, and `uiImage(scale:)` gives it back.
+    /// `imageOrientation` here, and `uiImage(scale:)` gives it back. Resizing, processing and
+    /// storing draw such an image upright: what they make is `.up`.
     public let orientation: ImageOrientation
+    /// Whether every pixel is known to be opaque (`PixelOpacity`): a JPEG's pixels, a bitmap
+    /// without alpha, a redraw of an opaque image that made no transparency. Decides the stored
+    /// container (JPEG when opaque, else PNG).
+    let isOpaque: Bool
 
     #if canImport(ImageIO)
     /// The decompressed bitmap, on platforms with a system decoder.
@@ -69,11 +79,24 @@ public struct DecodedImage: Sendable, Equatable, CustomStringConvertible {
     ///   - encodedData: The image's bytes, or `nil`.
     ///   - transformations: What was done to it, for descriptions and tests. Default none.
     public init(info: ImageInfo, encodedData: Data?, transformations: [String] = []) {
+        self.init(info: info, encodedData: encodedData, transformations: transformations, orientation: .up)
+    }
+
+    /// Describes pixels stored as `info` says, *not* upright: the size is the upright size and
+    /// `orientation` is `info.orientation`, as for a camera photo wrapped from a `UIImage`. For
+    /// pixel backends (and tests' stand-in backends) that keep the stored pixels and leave
+    /// standing them upright to whatever draws them.
+    init(storedAs info: ImageInfo, encodedData: Data?) {
+        self.init(info: info, encodedData: encodedData, transformations: [], orientation: info.orientation)
+    }
+
+    private init(info: ImageInfo, encodedData: Data?, transformations: [String], orientation: ImageOrientation) {
         self.format = info.format
         let upright = info.orientedPixelSize
         self.pixelWidth = upright.width
         self.pixelHeight = upright.height
-        self.orientation = .up
+        self.orientation = orientation
+        self.isOpaque = PixelOpacity.isOpaque(format: info.format, layoutHasAlpha: true)
         self.frameCount = info.frameCount
         self.encodedData = encodedData
         self.transformations = transformations
@@ -86,16 +109,18 @@ public struct DecodedImage: Sendable, Equatable, CustomStringConvertible {
     #if canImport(ImageIO)
     /// Wraps a bitmap made by a platform decoder or resizer.
     /// `orientation`: how the bitmap must be turned to stand upright (default `.up`); the size is
-    /// the upright size.
+    /// the upright size. `isOpaque`: whether every pixel is opaque; default (`nil`) decides from
+    /// the format and the bitmap's layout (`PixelOpacity`).
     init(
         format: ImageFormat?, bitmap: PlatformBitmap, frameCount: Int, transformations: [String],
-        orientation: ImageOrientation = .up
+        orientation: ImageOrientation = .up, isOpaque: Bool? = nil
     ) {
         self.format = format
         let upright = orientation.orientedSize(of: PixelSize(width: bitmap.cgImage.width, height: bitmap.cgImage.height))
         self.pixelWidth = upright.width
         self.pixelHeight = upright.height
         self.orientation = orientation
+        self.isOpaque = isOpaque ?? PixelOpacity.isOpaque(format: format, layoutHasAlpha: bitmap.cgImage.hasAlphaChannel)
         self.frameCount = frameCount
         self.encodedData = nil
         self.transformations = transformations
@@ -106,10 +131,15 @@ public struct DecodedImage: Sendable, Equatable, CustomStringConvertible {
     /// The image's size in pixels.
     public var pixelSize: PixelSize { PixelSize(width: pixelWidth, height: pixelHeight) }
 
-    /// The bytes the bitmap occupies once decoded: width × height × 4 (8-bit RGBA).
+    /// The bytes the bitmap occupies once decoded: its bytes per row × its rows, row padding and
+    /// 16-bit or float components included (on Apple platforms, the bitmap's own layout); width ×
+    /// height × 4 (8-bit RGBA) for an image without a bitmap. An animation's frame budget and what
+    /// its frame buffer charges per frame are counted the same way (`BitmapFootprint`).
     public var decodedByteCount: Int {
-        let (bytes, overflow) = pixelSize.pixelCount.multipliedReportingOverflow(by: 4)
-        return overflow ? Int.max : bytes
+        #if canImport(ImageIO)
+        if let bitmap { return BitmapFootprint.byteCount(of: bitmap.cgImage) }
+        #endif
+        return BitmapFootprint.byteCount(bytesPerRow: BitmapFootprint.rgba8BytesPerRow(width: pixelWidth), rows: pixelHeight)
     }
 
     /// The memory cache's cost for this image: `decodedByteCount`, plus `frameBufferByteLimit`

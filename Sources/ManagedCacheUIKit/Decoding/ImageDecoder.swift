@@ -192,12 +192,12 @@ public struct ImageDecoder: ObjectDecoding {
         return backend.encode(object, compressionQuality: format?.compressionQuality ?? 0.8)
     }
 
-    /// The bytes an image the app stores goes to the file cache as (issue 18.1):
+    /// The bytes an image the app stores goes to the file cache as:
     /// - a variant the decoder stores: its encoded variant (`encodedVariant(of:)`);
     /// - an image that still holds the bytes it came from (Linux, or an image only validated):
     ///   those bytes;
     /// - an image without a format or processors: encoded by the backend (Apple platforms:
-    ///   ImageIO, PNG when it has alpha, JPEG at `storedImageCompressionQuality` otherwise);
+    ///   ImageIO, drawn upright, JPEG at `storedImageCompressionQuality` when opaque, else PNG);
     /// - otherwise `nil`: a processed image that is kept in memory only has no bytes of its own,
     ///   and an animation without its bytes would be stored as a still.
     ///

@@ -42,7 +42,7 @@ public protocol ImageDecoding: Sendable {
     ///
     /// - Parameters:
     ///   - image: A decoded (usually resized) image.
-    ///   - compressionQuality: The JPEG quality, 0 to 1; images with alpha are stored as PNG.
+    ///   - compressionQuality: The JPEG quality, 0 to 1; images that may be transparent are stored as PNG.
     /// - Returns: The encoded bytes, or `nil` when the backend cannot encode.
     func encode(_ image: DecodedImage, compressionQuality: Double) -> Data?
 

@@ -12,7 +12,7 @@ public enum ImageDecodingError: Error, Sendable, Equatable, CustomStringConverti
     case unreadable(reason: String)
     /// The platform decoder (ImageIO) refused bytes the structural validation accepted.
     case platformDecoderFailed(reason: String)
-    /// An `ImageProcessor` threw, or a built-in one could not draw (issue 18.5).
+    /// An `ImageProcessor` threw, or a built-in one could not draw.
     case processingFailed(processor: String, reason: String)
 
     /// A sentence for logs.

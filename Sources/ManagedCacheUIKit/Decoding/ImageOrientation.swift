@@ -2,7 +2,7 @@
 /// stand upright. Cameras store portrait photos as landscape pixels with orientation 6 or 8.
 ///
 /// Orientations 5–8 swap width and height: a resize plan, a downsample target or a cost must be
-/// computed from ``orientedSize(of:)``, the size the user sees (issue 11.8).
+/// computed from ``orientedSize(of:)``, the size the user sees.
 public enum ImageOrientation: Int, Sendable, Hashable, CaseIterable {
     /// 1: as stored.
     case up = 1

@@ -1,5 +1,5 @@
-/// How a `ManagedImageView` shows an image that arrives while it shows something else (issue
-/// 18.2): Haneke's "setting the image and animating the change if appropriate".
+/// How a `ManagedImageView` shows an image that arrives while it shows something else: Haneke's
+/// "setting the image and animating the change if appropriate".
 ///
 /// Whether a change is animated is decided by the platform-neutral view core and carried in
 /// `ImageViewDisplay.transition`: an image that arrives after the view has shown something for

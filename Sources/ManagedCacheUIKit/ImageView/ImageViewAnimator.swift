@@ -1,16 +1,20 @@
 #if canImport(UIKit) && !os(watchOS)
+import Accessibility
 import Foundation
 import QuartzCore
 import UIKit
 
-/// Plays an animated image in a `ManagedImageView`'s image view: the UIKit side of issue 18.3.
+/// Plays an animated image in a `ManagedImageView`'s image view.
 ///
-/// Every decision is `AnimationPlayhead`'s (platform-neutral, tested on Linux): this class feeds
-/// it screen refreshes from a `CADisplayLink` (running only while the playhead wants refreshes:
-/// in a window, animation allowed, Reduce Motion off, not finished) and shows the frame it names
-/// from the image's shared `AnimatedFrames` buffer. A frame not decoded yet is asked for (it is
-/// decoded off the main thread) and the current one stays until it is there; the next frame is
-/// asked for ahead of time. Frame 0 is the image's own bitmap.
+/// Every decision is platform-neutral and tested on Linux: whether it may play is
+/// `AnimationSettings`' (the app's switch, Reduce Motion, the system's Animated Images setting),
+/// which frame shows is `AnimationPlayhead`'s, and the refresh rate it needs is
+/// `AnimationFrameRate`'s. This class feeds the playhead screen refreshes from the
+/// `SharedDisplayLink` (subscribed only while the playhead wants refreshes: in a window, allowed
+/// to play, not finished) and shows the frame it names from the image's shared `AnimatedFrames`
+/// buffer. A frame not decoded yet is asked for (it is decoded off the main thread) and the
+/// current one stays until it is there; the next frame is asked for ahead of time. Frame 0 is the
+/// image's own bitmap.
 @MainActor
 final class ImageViewAnimator {
     /// The animation being shown.
@@ -20,23 +24,28 @@ final class ImageViewAnimator {
         let firstFrame: CGImage
         var playhead: AnimationPlayhead
         var displayedIndex = 0
+        /// The refresh rate its frame durations need.
+        let refreshRate: Int
     }
 
     private weak var imageView: UIImageView?
     private var playing: Playing?
-    private var displayLink: CADisplayLink?
+    private var isSubscribed = false
     private var isInWindow = false
     private var scale: CGFloat = 1
     private let observers = NotificationObservers()
 
-    /// Whether this view plays animations (with `ImageAnimation.isEnabled` and Reduce Motion off).
+    /// Whether this view plays animations (with `ImageAnimation.isEnabled`, Reduce Motion off and
+    /// Animated Images on).
     var animatesImages = true {
         didSet { refreshConditions() }
     }
 
     init(imageView: UIImageView) {
         self.imageView = imageView
-        for name in [UIAccessibility.reduceMotionStatusDidChangeNotification, ImageAnimation.settingDidChangeNotification] {
+        var names = [UIAccessibility.reduceMotionStatusDidChangeNotification, ImageAnimation.settingDidChangeNotification]
+        if let name = SystemAnimatedImagesSetting.didChangeNotification { names.append(name) }
+        for name in names {
             observers.observe(name) { [weak self] in self?.refreshConditions() }
         }
     }
@@ -53,9 +62,11 @@ final class ImageViewAnimator {
         }
         if let playing, playing.frames === frames { return }
         let playhead = AnimationPlayhead(animation: animation, conditions: conditions, time: CACurrentMediaTime())
-        playing = Playing(image: image, frames: frames, firstFrame: first, playhead: playhead)
+        playing = Playing(
+            image: image, frames: frames, firstFrame: first, playhead: playhead,
+            refreshRate: AnimationFrameRate.rate(for: animation))
         frames.buffer.prefetch(1)
-        updateDisplayLink()
+        updateSubscription()
     }
 
     /// Whether `image` is the animation playing now (the image view shows one of its frames).
@@ -73,9 +84,10 @@ final class ImageViewAnimator {
     // MARK: - Private
 
     private var conditions: AnimationPlayhead.Conditions {
-        AnimationPlayhead.Conditions(
-            isInWindow: isInWindow, reduceMotion: UIAccessibility.isReduceMotionEnabled,
-            animationAllowed: animatesImages && ImageAnimation.isEnabled)
+        AnimationSettings(
+            appAllowsAnimation: animatesImages && ImageAnimation.isEnabled, reduceMotion: UIAccessibility.isReduceMotionEnabled,
+            systemPlaysAnimatedImages: SystemAnimatedImagesSetting.isOn
+        ).conditions(isInWindow: isInWindow)
     }
 
     private func refreshConditions() {
@@ -83,39 +95,36 @@ final class ImageViewAnimator {
         current.playhead.update(conditions, at: CACurrentMediaTime())
         playing = current
         show(frame: current.playhead.frameIndex)
-        updateDisplayLink()
+        updateSubscription()
     }
 
     private func stop() {
         playing = nil
-        updateDisplayLink()
+        updateSubscription()
     }
 
-    /// Runs the display link exactly while the playhead wants refreshes.
-    private func updateDisplayLink() {
-        let wanted = playing?.playhead.wantsRefreshes ?? false
-        if wanted, displayLink == nil {
-            let target = DisplayLinkTarget(self)
-            let link = CADisplayLink(target: target, selector: #selector(DisplayLinkTarget.step))
-            target.link = link
-            link.add(to: .main, forMode: .common)
-            displayLink = link
-        } else if !wanted, let link = displayLink {
-            link.invalidate()
-            displayLink = nil
+    /// Receives refreshes from the shared display link exactly while the playhead wants them, at
+    /// the rate its animation needs.
+    private func updateSubscription() {
+        if let playing, playing.playhead.wantsRefreshes {
+            SharedDisplayLink.shared.subscribe(self, rate: playing.refreshRate)
+            isSubscribed = true
+        } else if isSubscribed {
+            SharedDisplayLink.shared.unsubscribe(self)
+            isSubscribed = false
         }
     }
 
-    /// A screen refresh from `link`: the frame due when it shows.
-    fileprivate func step(_ link: CADisplayLink) {
+    /// A screen refresh that shows at `targetTimestamp`: the frame due then.
+    fileprivate func step(at targetTimestamp: CFTimeInterval) {
         guard var current = playing else {
-            updateDisplayLink()
+            updateSubscription()
             return
         }
-        let tick = current.playhead.tick(at: link.targetTimestamp)
+        let tick = current.playhead.tick(at: targetTimestamp)
         playing = current
         show(frame: tick.frameIndex)
-        if !current.playhead.wantsRefreshes { updateDisplayLink() }
+        if !current.playhead.wantsRefreshes { updateSubscription() }
     }
 
     /// Shows frame `index` if it is decoded (asking for it otherwise), and asks for the next one.
@@ -131,28 +140,118 @@ final class ImageViewAnimator {
     }
 }
 
-/// The display link's target: it holds the animator weakly (a display link retains its target),
-/// and ends the link once the animator is gone.
+/// One `CADisplayLink` for every animated image view on screen: a feed of 30 GIFs wakes the main
+/// thread once per refresh, not 30 times, and the link runs only while some view plays. It asks
+/// for the rate the playing animations need together (`AnimationFrameRate.sharedRate`), through
+/// `preferredFrameRateRange` (iOS 15, tvOS 15, visionOS 1: the deployment targets), instead of
+/// the display's full rate: a 10 fps GIF alone refreshes at 10 Hz.
+///
+/// Animators are held weakly; one that is gone is dropped at the next refresh.
+@MainActor
+private final class SharedDisplayLink {
+    static let shared = SharedDisplayLink()
+
+    private struct Subscriber {
+        weak var animator: ImageViewAnimator?
+        var rate: Int
+    }
+
+    private var subscribers: [ObjectIdentifier: Subscriber] = [:]
+    private var link: CADisplayLink?
+    /// The rate the link was last asked for.
+    private var appliedRate: Int?
+
+    /// `animator` receives every refresh from now on, and needs `rate` refreshes a second.
+    func subscribe(_ animator: ImageViewAnimator, rate: Int) {
+        subscribers[ObjectIdentifier(animator)] = Subscriber(animator: animator, rate: rate)
+        update()
+    }
+
+    /// `animator` receives no more refreshes.
+    func unsubscribe(_ animator: ImageViewAnimator) {
+        subscribers[ObjectIdentifier(animator)] = nil
+        update()
+    }
+
+    /// Runs the link while anyone is subscribed, at the rate they need together.
+    private func update() {
+        subscribers = subscribers.filter { $0.value.animator != nil }
+        guard let rate = AnimationFrameRate.sharedRate(subscribers.values.map(\.rate)) else {
+            link?.invalidate()
+            link = nil
+            appliedRate = nil
+            return
+        }
+        let current: CADisplayLink
+        if let link {
+            current = link
+        } else {
+            let target = DisplayLinkTarget(self)
+            current = CADisplayLink(target: target, selector: #selector(DisplayLinkTarget.step))
+            target.link = current
+            current.add(to: .main, forMode: .common)
+            link = current
+        }
+        guard rate != appliedRate else { return }
+        let range = AnimationFrameRate.range(for: rate)
+        current.preferredFrameRateRange = CAFrameRateRange(minimum: range.minimum, maximum: range.maximum, preferred: range.preferred)
+        appliedRate = rate
+    }
+
+    /// A refresh: every subscriber shows the frame due when it reaches the screen.
+    fileprivate func step(_ link: CADisplayLink) {
+        let targetTimestamp = link.targetTimestamp
+        for subscriber in Array(subscribers.values) {
+            subscriber.animator?.step(at: targetTimestamp)
+        }
+        if subscribers.values.contains(where: { $0.animator == nil }) { update() }
+    }
+}
+
+/// The display link's target: it holds the shared link weakly (a display link retains its
+/// target).
 ///
 /// `step()` takes no sender: the display link passes itself, which a method without arguments
 /// ignores (the usual Swift form), and the target knows its link anyway.
 @MainActor
 private final class DisplayLinkTarget: NSObject {
-    private weak var animator: ImageViewAnimator?
+    private weak var owner: SharedDisplayLink?
     /// The link that calls this target (the run loop holds it).
     weak var link: CADisplayLink?
 
-    init(_ animator: ImageViewAnimator) {
-        self.animator = animator
+    init(_ owner: SharedDisplayLink) {
+        self.owner = owner
     }
 
     @objc func step() {
         guard let link else { return }
-        guard let animator else {
+        guard let owner else {
             link.invalidate()
             return
         }
-        animator.step(link)
+        owner.step(link)
+    }
+}
+
+/// The system's Animated Images accessibility setting (Accessibility framework,
+/// `AccessibilitySettings.animatedImagesEnabled` and its change notification: iOS 18, tvOS 18,
+/// visionOS 2). Earlier systems have no such setting exposed to apps: animated images count as on.
+@MainActor
+enum SystemAnimatedImagesSetting {
+    /// Whether the system lets animated images play.
+    static var isOn: Bool {
+        if #available(iOS 18.0, tvOS 18.0, visionOS 2.0, *) {  // portability-lint: allow checked here
+            return AccessibilitySettings.animatedImagesEnabled  // portability-lint: allow inside #available
+        }
+        return true
+    }
+
+    /// Posted when the setting changes; `nil` where the system has none.
+    static var didChangeNotification: Notification.Name? {
+        if #available(iOS 18.0, tvOS 18.0, visionOS 2.0, *) {  // portability-lint: allow checked here
+            return AccessibilitySettings.animatedImagesEnabledDidChangeNotification  // portability-lint: allow inside #available
+        }
+        return nil
     }
 }
 

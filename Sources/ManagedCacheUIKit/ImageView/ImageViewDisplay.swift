@@ -9,7 +9,7 @@ public struct ImageViewDisplay: Sendable, Equatable {
     public var isActivityIndicatorVisible: Bool
     /// How much of the current download has arrived, while loading and once bytes came in.
     public var progress: LoadProgress?
-    /// How the change to this display is animated (issue 18.2): the view's `transition` when the
+    /// How the change to this display is animated: the view's `transition` when the
     /// loaded image arrived after the view had shown something else for its load (a download, a
     /// file-cache read, a decode, a newer stored image); `.none` for a memory hit, a reused view's
     /// first image from memory, and every display that is not a loaded image.
@@ -35,7 +35,7 @@ public struct ImageViewDisplay: Sendable, Equatable {
     /// Nothing shown, nothing spinning: a new view.
     public static let empty = ImageViewDisplay(content: .empty)
 
-    /// What assistive technologies hear as the view's value (issue 11.14): "Loading" (with the
+    /// What assistive technologies hear as the view's value: "Loading" (with the
     /// percentage once known) while the activity indicator spins, "Failed to load" after a
     /// failure, nothing once the image shows. The app sets the label (what the image depicts);
     /// the view adds the image trait and this value.

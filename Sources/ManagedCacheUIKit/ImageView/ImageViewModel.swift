@@ -101,6 +101,9 @@ final class ImageViewModel: Sendable {
     /// What the shell was last asked to show.
     var rendered: ImageViewDisplay { core.withLock { $0.rendered } }
 
+    /// Whether the current load is another variant of the image on screen (which stays meanwhile).
+    var replacesVariant: Bool { core.withLock { $0.state.replacesVariant } }
+
     // MARK: - For the manager
 
     var objectRequest: ObjectRequest? { core.withLock { $0.state.active?.request } }
@@ -136,7 +139,7 @@ final class ImageViewModel: Sendable {
 
     /// Shows `image` at once, stores it under `oid` (and `url`) for the view's variant, in memory
     /// and (with `toFileCache`) on disk, and manages the view for it, so a later load of the oid is
-    /// a memory hit (issue 18.1). The variant of a format or processors is made in the background
+    /// a memory hit. The variant of a format or processors is made in the background
     /// and replaces the image when it is ready. `announces`: whether `onImageSet` is told (not when
     /// the same image is only stored again for another variant).
     func setImage(

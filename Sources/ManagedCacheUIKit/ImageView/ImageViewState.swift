@@ -13,11 +13,15 @@ import ManagedCache
 ///   older generation are dropped before delivery.
 /// - The display is derived from the phase (`display(for:)`), and `displayVersion` changes only
 ///   when what is shown changes.
-/// - Transitions (issue 18.2): an image that arrives after the shell rendered something for the
-///   current load (`noteRendered()`) is shown with `transition`; one that arrives before (a memory
-///   hit inside `manage`, a reused view's first image) is set at once. Reduced motion turns it off.
+/// - Transitions: an image that arrives after the shell rendered something for the current load
+///   (`noteRendered()`) is shown with `transition`; one that arrives before (a memory hit inside
+///   `manage`, a reused view's first image) is set at once. Reduced motion turns it off.
 /// - An image the app sets (`prepareStoredImage`) is shown at once; a newer stored image of the
 ///   same request (another view stored an edit, or the variant of this one was made) replaces it.
+/// - A new variant of the image on screen (the view's size changed enough to need another
+///   decode, `prepareManage` with another fallback format) keeps that image on screen, with no
+///   placeholder, spinner, preview or failure in between, and replaces it with no transition:
+///   the picture is the same, only sharper or lighter.
 struct ImageViewState {
     /// The load the view is managed for.
     struct ActiveLoad {
@@ -48,10 +52,10 @@ struct ImageViewState {
     var url: URL?
     var oid: String?
     var format: ImageCacheFormat?
-    /// Processors run after the format's (issue 18.5); take effect at the next `manage`.
+    /// Processors run after the format's; take effect at the next `manage`.
     var processors: [any ImageProcessor] = []
-    /// How images that arrive after something else was shown are animated (issue 18.2); applies
-    /// to images that arrive from now on.
+    /// How images that arrive after something else was shown are animated; applies to images
+    /// that arrive from now on.
     var transition = ImageTransition.fade
     /// Whether the user asked for reduced motion: no transition then (from now on).
     var reducesMotion = false
@@ -78,6 +82,12 @@ struct ImageViewState {
     private var renderedThisLoad = false
     /// The transition of the image being shown.
     private var arrivalTransition = ImageTransition.none
+    /// The load whose image is on screen while the active load makes another variant of it
+    /// (`nil` otherwise): the image stays until the new variant arrives, which replaces it at
+    /// once; if the new variant fails or is cancelled, the view is back on this load.
+    private var replacedLoad: ActiveLoad?
+    /// Whether the active load is another variant of the image on screen.
+    var replacesVariant: Bool { replacedLoad != nil }
     var outbox: [PendingEvent] = []
 
     init(manager: ObjectManager) {
@@ -111,6 +121,17 @@ struct ImageViewState {
             cancelScheduled()
             return ManagerCommands()
         }
+        if let active, case .showing = phase, active.request == request, active.manager === manager,
+            active.explicitFormatName == format?.name, active.processorsIdentifier == processorsIdentifier
+        {
+            // Only the variant changes (the view's size): the image stays until the new one arrives.
+            cancelScheduled()
+            replacedLoad = replacedLoad ?? active
+            self.active = ActiveLoad(
+                request: request, decoder: decoder, manager: manager, explicitFormatName: format?.name,
+                processorsIdentifier: processorsIdentifier)
+            return ManagerCommands(unmanage: nil, manage: manager)  // `manage` detaches the old variant itself.
+        }
         var commands = detach(to: .loading(nil))
         if commands.unmanage === manager { commands.unmanage = nil }  // `manage` detaches the old request itself.
         active = ActiveLoad(
@@ -122,7 +143,7 @@ struct ImageViewState {
 
     /// Shows `image`, which the app gives the view with its `oid` (and `url`, when it has one), at
     /// once, and prepares managing the view for that request so it shares the stored image and
-    /// hears of newer ones (issue 18.1). The caller stores the image before managing. `announces`:
+    /// hears of newer ones. The caller stores the image before managing. `announces`:
     /// whether `imageSet` is queued.
     mutating func prepareStoredImage(
         _ image: DecodedImage, oid: String, url: URL?, fallbackFormat: ImageCacheFormat?, announces: Bool = true
@@ -223,20 +244,34 @@ struct ImageViewState {
         switch phase {
         case .loading:
             break
+        case .showing(let shown, _) where replacesVariant:
+            guard shown != image else {
+                replacedLoad = nil  // the variant on screen is the one asked for again
+                return false
+            }
         case .showing(let shown, let shownOrigin) where (origin == .stored || shownOrigin == .stored) && shown != image:
             break
         default:
             return false
         }
-        // Shown with the transition only if the shell has shown something else for this load.
-        let transition = renderedThisLoad ? transition.respectingReducedMotion(reducesMotion) : .none
+        // Shown with the transition only if the shell has shown something else for this load; a
+        // new variant of the image on screen is the same picture: set at once.
+        let transition = renderedThisLoad && !replacesVariant ? transition.respectingReducedMotion(reducesMotion) : .none
+        replacedLoad = nil
         setPhase(.showing(image, origin), transition: transition)
         enqueue(.imageSet(image, origin))
         return true
     }
 
-    /// Returns whether the failure or cancellation was taken.
+    /// Returns whether the failure or cancellation was taken. A new variant that fails keeps the
+    /// image on screen (it is still the right picture) and reports nothing; managing the view
+    /// again tries the variant again.
     mutating func receiveFailure(_ error: ManagedCacheError, for request: ObjectRequest) -> Bool {
+        if let replacedLoad, isCurrent(request) {
+            active = replacedLoad  // what is on screen; managing for the new size again retries
+            self.replacedLoad = nil
+            return false
+        }
         guard isCurrent(request), phase.isLoading else { return false }
         if case .cancelled(let reason) = error {
             setPhase(.cancelled(reason))
@@ -311,6 +346,7 @@ struct ImageViewState {
         let commands = ManagerCommands(unmanage: active?.manager, manage: nil)
         active = nil
         preview = nil
+        replacedLoad = nil
         generation &+= 1
         renderedThisLoad = false
         setPhase(phase)

@@ -31,9 +31,6 @@ import ManagedCacheLocking
 /// they may call back into the view. The view is a `ManagedObjectUser`; the manager holds it
 /// weakly, so a view that is deallocated simply stops loading.
 public final class ManagedImageView: ManagedObjectUser {
-    /// The view decodes with `ImageDecoder`.
-    public typealias Decoder = ImageDecoder
-
     private struct Handlers {
         var displayHook: (@Sendable (ImageViewDisplay) -> Void)?
         var onImageSet: (@Sendable (DecodedImage, DataOrigin) -> Void)?
@@ -47,7 +44,9 @@ public final class ManagedImageView: ManagedObjectUser {
     /// Delayed loads of every headless view start on this serial queue, in deadline order.
     private static let delayQueue = DispatchQueue(label: "ManagedCacheUIKit.ManagedImageView.delayedLoads")
 
-    private let model: ImageViewModel
+    /// The platform-independent core every decision is made in (the forwarded properties are in
+    /// `ManagedImageView+Configuration.swift`).
+    let model: ImageViewModel
     private let handlers = Lock(Handlers())
 
     /// Where the manager's asynchronous callbacks arrive. Default `.immediate`; `.mainQueue`
@@ -66,51 +65,7 @@ public final class ManagedImageView: ManagedObjectUser {
         model.bind(host: self) { [weak self] event in self?.handle(event) }
     }
 
-    // MARK: - What to load
-
-    /// The image's URL. Setting it loads nothing until `manage()` (HJCache's `url` then
-    /// `manage:`), but results for the previous URL are ignored from then on.
-    public var url: URL? {
-        get { model.url }
-        set { model.url = newValue }
-    }
-
-    /// The object id that keys the image instead of the URL (HJCache's `oid`): URLs that differ
-    /// (load-balanced hosts, signed queries) but share an oid share one download and image.
-    /// Takes effect at the next `manage()`.
-    public var oid: String? {
-        get { model.oid }
-        set { model.oid = newValue }
-    }
-
-    /// The format images are fitted and transformed to; `nil` (the default) keeps them as
-    /// decoded. Takes effect at the next `manage()`.
-    public var format: ImageCacheFormat? {
-        get { model.format }
-        set { model.format = newValue }
-    }
-
-    /// The manager that loads and caches the image. Takes effect at the next `manage()`.
-    public var manager: ObjectManager {
-        get { model.manager }
-        set { model.manager = newValue }
-    }
-
-    /// Processors run on the image after the format's, in order (issue 18.5): part of the
-    /// variant's key, run once per key and variant, off the main thread. Default none. Takes
-    /// effect at the next `manage()`.
-    public var processors: [any ImageProcessor] {
-        get { model.processors }
-        set { model.processors = newValue }
-    }
-
-    /// How an image that arrives after the view showed something else for its load is shown
-    /// (issue 18.2), as `ImageViewDisplay.transition`: default `.fade`, `.none` to set images at
-    /// once. A memory hit is always set at once. Applies to images that arrive from now on.
-    public var transition: ImageTransition {
-        get { model.transition }
-        set { model.transition = newValue }
-    }
+    // MARK: - How it looks
 
     /// Whether the user asked for reduced motion: no transition then. Default `false` (the UIKit
     /// view follows the system's Reduce Motion setting instead).
@@ -119,38 +74,7 @@ public final class ManagedImageView: ManagedObjectUser {
         set { model.reducesMotion = newValue }
     }
 
-    /// Shown while there is no image (loading, cleared, cancelled). Default `nil`: nothing.
-    public var placeholder: DecodedImage? {
-        get { model.placeholder }
-        set { model.placeholder = newValue }
-    }
-
-    /// Shown when the URL fails to load. Default `nil`: nothing (`.failure(nil)`).
-    public var failureImage: DecodedImage? {
-        get { model.failureImage }
-        set { model.failureImage = newValue }
-    }
-
-    /// Whether a progressive JPEG shows previews while it downloads (`.preview` content, each time
-    /// a new scan is complete, at most every `ObjectManager.Configuration.previewInterval`) until
-    /// the image replaces them. Default `true`. Takes effect at the next `manage()`.
-    public var showsPreviews: Bool {
-        get { model.showsPreviews }
-        set { model.showsPreviews = newValue }
-    }
-
     // MARK: - Loading
-
-    /// Sets ``url`` and ``oid`` and loads them: the usual call in a cell's configuration.
-    ///
-    /// - Parameters:
-    ///   - url: The image's URL; `nil` clears the view.
-    ///   - oid: The key to use instead of the URL. Default `nil`.
-    public func load(url: URL?, oid: String? = nil) {
-        model.url = url
-        model.oid = oid
-        manage()
-    }
 
     /// Loads the current `url` (HJCache's `[objMan manage:view]`). A memory hit is displayed
     /// before this returns; otherwise the placeholder and the spinner until the image arrives.
@@ -162,7 +86,7 @@ public final class ManagedImageView: ManagedObjectUser {
 
     /// Shows `image`, which the app already has (an edited photo, a picture it drew), and stores it
     /// under `oid`, so that a later load of the oid (by this view or any other user) is a memory
-    /// hit (issue 18.1; Haneke's `hnk_setImage:withKey:`). Shown at once, with no transition;
+    /// hit (Haneke's `hnk_setImage:withKey:`). Shown at once, with no transition;
     /// `onImageSet` is called with origin `.stored`.
     ///
     /// The image is stored as the oid's original and, when the view has a `format` or
@@ -206,17 +130,8 @@ public final class ManagedImageView: ManagedObjectUser {
 
     // MARK: - What is displayed
 
-    /// What the view shows now (as last passed to `displayHook`).
-    public var displayed: DisplayedContent { model.rendered.content }
-
     /// Whether the activity indicator spins now.
     public var isActivityIndicatorVisible: Bool { model.rendered.isActivityIndicatorVisible }
-
-    /// The progress of the current download, while loading.
-    public var progress: LoadProgress? { model.rendered.progress }
-
-    /// Everything displayed now.
-    public var display: ImageViewDisplay { model.rendered }
 
     /// Called with the new display on every change (not with the current one when set).
     public var displayHook: (@Sendable (ImageViewDisplay) -> Void)? {
@@ -251,8 +166,8 @@ public final class ManagedImageView: ManagedObjectUser {
     }
 
     /// Whether a UIKit view in this state would listen for taps: only while `onTap` or a delegate
-    /// is set (so an image inside a table cell does not swallow row selection).
-    public var listensForTaps: Bool {
+    /// is set (so an image inside a table cell does not swallow row selection). For tests.
+    package var listensForTaps: Bool {
         handlers.withLock { TapRecognition.isNeeded(hasTapHandler: $0.onTap != nil, hasDelegate: $0.delegate != nil) }
     }
 
@@ -266,54 +181,6 @@ public final class ManagedImageView: ManagedObjectUser {
     public var delegate: (any ManagedImageViewDelegate)? {
         get { handlers.withLock { $0.delegate } }
         set { handlers.withLock { $0.delegate = newValue } }
-    }
-
-    // MARK: - ManagedObjectUser
-
-    /// The request being loaded or shown; read by the manager.
-    public var objectRequest: ObjectRequest? { model.objectRequest }
-
-    /// The decoder for the current format; read by the manager.
-    public var objectDecoder: ImageDecoder { model.objectDecoder }
-
-    /// Called by the manager; results for anything but the current request are ignored.
-    ///
-    /// - Parameters:
-    ///   - object: The decoded image.
-    ///   - origin: Where it came from.
-    ///   - request: The request it answers.
-    public func managedObjectReady(_ object: DecodedImage, origin: DataOrigin, request: ObjectRequest) {
-        model.receiveImage(object, origin: origin, request: request)
-    }
-
-    /// Called by the manager; results for anything but the current request are ignored.
-    ///
-    /// - Parameters:
-    ///   - error: Why the request failed or was cancelled.
-    ///   - request: The request it answers.
-    public func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
-        model.receiveFailure(error, request: request)
-    }
-
-    /// Called by the manager; progress of anything but the current request is ignored.
-    ///
-    /// - Parameters:
-    ///   - progress: The bytes received so far.
-    ///   - request: The request they belong to.
-    public func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
-        model.receiveProgress(progress, request: request)
-    }
-
-    /// `showsPreviews`; read by the manager.
-    public var wantsPreviews: Bool { model.showsPreviews }
-
-    /// Called by the manager; shown while the current request is still loading, else ignored.
-    ///
-    /// - Parameters:
-    ///   - preview: A preview of the image, from the bytes that have arrived.
-    ///   - request: The request it belongs to.
-    public func managedObjectPreview(_ preview: DecodedImage, request: ObjectRequest) {
-        model.receivePreview(preview, request: request)
     }
 
     // MARK: - Private

@@ -31,15 +31,21 @@ import UIKit
 /// Callbacks and rendering happen on the main thread (`callbackDelivery` is `.mainQueue`).
 ///
 /// An image that arrives after the view showed something else for its load cross-fades in
-/// (`transition`, issue 18.2); the core decides when, the shell only runs
+/// (`transition`); the core decides when, the shell only runs
 /// `UIView.transition(with:duration:options:animations:completion:)`, and not at all while
 /// Reduce Motion is on. A memory hit, a reused cell's first image from memory, is set at once.
+/// When the view's size changes enough to need another variant (a rotation, a self-sizing cell),
+/// the image on screen stays, with no placeholder or spinner, until the new variant replaces it
+/// at once.
+///
+/// The view's scale is its trait collection's `displayScale` on every platform (there is no
+/// `UIScreen` on visionOS). Creating the view with a manager of your own never creates
+/// ``ManagedCache/ObjectManager/defaultImageManager``.
 @MainActor
 public final class ManagedImageView: UIView, ManagedObjectUser {
-    /// The view decodes with `ImageDecoder`.
-    public typealias Decoder = ImageDecoder
-
-    nonisolated private let model: ImageViewModel
+    /// The platform-independent core every decision is made in (the forwarded properties are in
+    /// `ManagedImageView+Configuration.swift`).
+    nonisolated let model: ImageViewModel
     private let imageView = UIImageView()
     private let activityIndicator = UIActivityIndicatorView(style: .medium)
 
@@ -61,14 +67,14 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
         didSet { updateTapRecognizer() }
     }
     private var tapRecognizer: UITapGestureRecognizer?
-    /// The view-size decision (issue 11.5).
+    /// The view-size decision.
     private let sizing = LayoutSizing()
     /// The pixel size the current load asked for; `nil` with an explicit format or nothing loaded.
     private var requestedPixelSize: PixelSize?
     /// `manage()` was called before the view had a size: the first layout loads.
     private var waitsForLayout = false
     /// An image the app set before the view had a size: the first layout stores its variant for
-    /// the view's size (issue 18.1).
+    /// the view's size.
     private var pendingStoredImage: StoredImage?
 
     /// What `setImage(_:oid:url:toFileCache:)` was given.
@@ -78,7 +84,7 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
         let url: URL?
         let toFileCache: Bool
     }
-    /// Plays animated images (issue 18.3).
+    /// Plays animated images.
     private lazy var animator = ImageViewAnimator(imageView: imageView)
 
     /// Creates a view managed by ``ManagedCache/ObjectManager/defaultImageManager``.
@@ -90,14 +96,16 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
         setUp()
     }
 
-    /// Creates a view managed by a manager of the app's choosing.
+    /// Creates a view managed by a manager of the app's choosing. The default manager is never
+    /// created for it.
     ///
     /// - Parameters:
     ///   - frame: The view's frame. Default `.zero` (Auto Layout sizes it).
     ///   - manager: The manager that loads and caches its images.
-    public convenience init(frame: CGRect = .zero, manager: ObjectManager) {
-        self.init(frame: frame)
-        self.manager = manager
+    public init(frame: CGRect = .zero, manager: ObjectManager) {
+        model = ImageViewModel(manager: manager, drainsOnMainThread: true, scheduleQueue: .main)
+        super.init(frame: frame)
+        setUp()
     }
 
     /// Creates a view from a storyboard or nib, managed by ``ManagedCache/ObjectManager/defaultImageManager``.
@@ -134,86 +142,13 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
         didSet { imageView.contentMode = contentMode }
     }
 
-    // MARK: - What to load
-
-    /// The image's URL; takes effect at the next `manage()`. Results for the previous URL are ignored from then on.
-    public var url: URL? {
-        get { model.url }
-        set { model.url = newValue }
-    }
-
-    /// The object id that keys the image instead of the URL; takes effect at the next `manage()`.
-    public var oid: String? {
-        get { model.oid }
-        set { model.oid = newValue }
-    }
-
-    /// The format images are fitted and transformed to; `nil` (the default) uses the view's own size.
-    public var format: ImageCacheFormat? {
-        get { model.format }
-        set { model.format = newValue }
-    }
-
-    /// The manager that loads and caches the image; takes effect at the next `manage()`.
-    public var manager: ObjectManager {
-        get { model.manager }
-        set { model.manager = newValue }
-    }
-
-    /// Processors run on the image after the format's (or the view-size fitting), in order
-    /// (issue 18.5): part of the variant's key, run once per key and variant, off the main thread.
-    /// Default none. Takes effect at the next `manage()`.
-    public var processors: [any ImageProcessor] {
-        get { model.processors }
-        set { model.processors = newValue }
-    }
-
-    /// How an image that arrives after the view showed something else for its load is shown
-    /// (issue 18.2): default `.fade` (0.25 s cross-dissolve), `.none` to set images at once. A
-    /// memory hit is always set at once; Reduce Motion turns the animation off.
-    public var transition: ImageTransition {
-        get { model.transition }
-        set { model.transition = newValue }
-    }
-
-    /// Shown while there is no image (loading, cleared, cancelled). Default `nil`: nothing.
-    public var placeholder: DecodedImage? {
-        get { model.placeholder }
-        set { model.placeholder = newValue }
-    }
-
-    /// Shown when the URL fails to load. Default `nil`: nothing.
-    public var failureImage: DecodedImage? {
-        get { model.failureImage }
-        set { model.failureImage = newValue }
-    }
-
-    /// Whether a progressive JPEG shows previews while it downloads (decoded incrementally by
-    /// ImageIO at the view's size, each time a new scan is complete, at most every
-    /// `ObjectManager.Configuration.previewInterval`) until the image replaces them. Default `true`.
-    /// Takes effect at the next `manage()`.
-    public var showsPreviews: Bool {
-        get { model.showsPreviews }
-        set { model.showsPreviews = newValue }
-    }
-
     // MARK: - Loading
-
-    /// Sets ``url`` and ``oid`` and loads them: the usual call in a cell's configuration.
-    ///
-    /// - Parameters:
-    ///   - url: The image's URL; `nil` clears the view.
-    ///   - oid: The key to use instead of the URL. Default `nil`.
-    public func load(url: URL?, oid: String? = nil) {
-        model.url = url
-        model.oid = oid
-        manage()
-    }
 
     /// Loads the current `url`. A memory hit is displayed before this returns, with no placeholder
     /// first. Without a `format`, the image is decoded at the view's laid-out pixel size: a view
-    /// that has no size yet (or no screen scale) waits for its first layout instead of decoding
-    /// at full size (issue 11.5, `LayoutSizing`).
+    /// that has no size yet (or no display scale) waits for its first layout instead of decoding
+    /// at full size (`LayoutSizing`). When the size changes enough to need another variant, the
+    /// image on screen stays until that variant replaces it.
     public func manage() {
         pendingStoredImage = nil
         guard format == nil else {
@@ -238,7 +173,7 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
         manageIfLayoutMatters()
     }
 
-    /// A view added to a window learns its screen's scale, and plays its animation; out of a
+    /// A view added to a window learns its display scale, and plays its animation; out of a
     /// window the animation stops.
     public override func didMoveToWindow() {
         super.didMoveToWindow()
@@ -247,9 +182,11 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
     }
 
     /// Whether this view plays animated GIF, APNG and WebP images. Default `true`. They play only
-    /// while the view is in a window, `ImageAnimation.isEnabled` is on and the system's Reduce
-    /// Motion is off; otherwise the first frame shows. Frames come from the image's shared frame
-    /// buffer (decoded off the main thread), each view with its own playhead.
+    /// while the view is in a window, `ImageAnimation.isEnabled` is on, the system's Reduce
+    /// Motion is off and its Animated Images setting is on (iOS 18, tvOS 18, visionOS 2 and
+    /// later); otherwise the first frame shows. Frames come from the image's shared frame buffer
+    /// (decoded off the main thread), each view with its own playhead, refreshed by one display
+    /// link shared by every animated view, at the rate the animations need.
     public var animatesImages: Bool {
         get { animator.animatesImages }
         set { animator.animatesImages = newValue }
@@ -265,7 +202,7 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
     }
 
     /// Shows `image`, which the app already has, and stores it under `oid` (Haneke's
-    /// `hnk_setImage:withKey:`, issue 18.1): shown at once with no transition, stored as the
+    /// `hnk_setImage:withKey:`): shown at once with no transition, stored as the
     /// oid's original and, for the view's variant (its `format` and `processors`, or its size),
     /// made in the background; a later load of the oid by this view or any other is a memory hit.
     /// A view without a size yet stores its size's variant at its first layout.
@@ -303,64 +240,8 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
         model.load(url, afterDelay: delay, fallbackFormat: viewFormat())
     }
 
-    /// What the view shows now.
-    public var displayed: DisplayedContent { model.rendered.content }
-
-    /// Everything the view shows now: the picture, the activity indicator, the progress (the same
-    /// as the headless view's `display`).
-    public var display: ImageViewDisplay { model.rendered }
-
-    /// How much of the current download has arrived, while loading.
-    public var progress: LoadProgress? { model.rendered.progress }
-
-    // MARK: - ManagedObjectUser (called by the manager, on any thread)
-
-    /// The request being loaded or shown.
-    nonisolated public var objectRequest: ObjectRequest? { model.objectRequest }
-    /// The decoder for the current format.
-    nonisolated public var objectDecoder: ImageDecoder { model.objectDecoder }
     /// Always `.mainQueue`.
     nonisolated public var callbackDelivery: CallbackDelivery { .mainQueue }
-
-    /// Hands the image to the core; stale results are ignored there.
-    ///
-    /// - Parameters:
-    ///   - object: The decoded image.
-    ///   - origin: Where it came from.
-    ///   - request: The request it answers.
-    nonisolated public func managedObjectReady(_ object: DecodedImage, origin: DataOrigin, request: ObjectRequest) {
-        model.receiveImage(object, origin: origin, request: request)
-    }
-
-    /// Hands the failure to the core; stale results are ignored there.
-    ///
-    /// - Parameters:
-    ///   - error: Why the request failed or was cancelled.
-    ///   - request: The request it answers.
-    nonisolated public func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
-        model.receiveFailure(error, request: request)
-    }
-
-    /// Hands the progress to the core; stale progress is ignored there.
-    ///
-    /// - Parameters:
-    ///   - progress: The bytes received so far.
-    ///   - request: The request they belong to.
-    nonisolated public func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
-        model.receiveProgress(progress, request: request)
-    }
-
-    /// `showsPreviews`.
-    nonisolated public var wantsPreviews: Bool { model.showsPreviews }
-
-    /// Hands the preview to the core, which shows it only while the current request is loading.
-    ///
-    /// - Parameters:
-    ///   - preview: A preview of the image, from the bytes that have arrived.
-    ///   - request: The request it belongs to.
-    nonisolated public func managedObjectPreview(_ preview: DecodedImage, request: ObjectRequest) {
-        model.receivePreview(preview, request: request)
-    }
 
     // MARK: - Rendering
 
@@ -423,13 +304,14 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
         delegate?.managedImageViewWasTapped(self)
     }
 
-    /// Pixels per point for the displayed `UIImage` (1 until the view knows its screen).
-    private var displayScale: CGFloat { max(1, window?.screen.scale ?? traitCollection.displayScale) }
+    /// Pixels per point for the displayed `UIImage` (1 until the view knows its display).
+    private var displayScale: CGFloat { max(1, traitCollection.displayScale) }
 
-    /// The view's size in pixels, once it is laid out and knows its scale (its window's screen,
-    /// else its traits; 0 means unknown).
+    /// The view's size in pixels, once it is laid out and knows its scale (its traits'
+    /// `displayScale`, which a view in a window has on every platform; 0 means unknown). Not
+    /// `window.screen.scale`: `UIScreen` does not exist on visionOS.
     private func laidOutPixelSize() -> PixelSize? {
-        let scale = window?.screen.scale ?? traitCollection.displayScale
+        let scale = traitCollection.displayScale
         return sizing.pixelSize(width: Double(bounds.width), height: Double(bounds.height), scale: Double(scale))
     }
 

@@ -1,4 +1,4 @@
-/// When a `ManagedImageView` listens for taps: the decision both shells share (issue 11.6).
+/// When a `ManagedImageView` listens for taps: the decision both shells share.
 ///
 /// A tap recognizer that is always installed swallows the taps meant for the table or collection
 /// view cell around the image (row selection breaks). So the view has one only while something

@@ -33,6 +33,11 @@ extension ObjectManager {
         }
         set { defaultImageManagerStorage.withLock { $0 = newValue } }
     }
+
+    /// Whether ``defaultImageManager`` was made (or set) in this process: views and models given a
+    /// manager of their own must never make it (it opens a file cache and a URL session). For
+    /// tests, which never use the default manager (it would write to the user's caches directory).
+    package static var hasMadeDefaultImageManager: Bool { defaultImageManagerStorage.withLock { $0 != nil } }
 }
 
 /// Configurations tuned for images.

@@ -5,7 +5,7 @@ import ManagedCacheLocking
 extension ObjectManager {
     /// Stores an image the app has (an edited photo, a picture it drew) so that later loads of
     /// `request` (or of any request with its oid) find it: SDWebImage's `storeImage:forKey:`,
-    /// Haneke's `hnk_setImage:withKey:` (issue 18.1).
+    /// Haneke's `hnk_setImage:withKey:`.
     ///
     /// - The image goes under the original key ("image": what a view or user without a format
     ///   gets), in memory before this returns, shared at once with every user of that key.
@@ -16,7 +16,7 @@ extension ObjectManager {
     ///   when it has alpha, JPEG otherwise; Linux: the bytes the image was decoded from), and the
     ///   variant as a stored variant where the decoder stores variants (Apple platforms); elsewhere
     ///   a later load makes the variant again from the stored original.
-    /// A load of either key under way is superseded (see `store(_:for:decoder:toFileCache:cost:completion:)`).
+    /// A load of either key under way is superseded (see `store(_:for:decoder:toFileCache:pinned:cost:completion:)`).
     ///
     /// ```swift
     /// func save(_ edited: DecodedImage) {

@@ -7,10 +7,14 @@ import ManagedCacheLocking
 /// image (downsampled for the decoder's format and put through the format's work), marked with
 /// `DecodedImage.preview`.
 ///
-/// - On Apple platforms the preview is decoded incrementally by ImageIO
-///   (`CGImageSourceCreateIncremental` / `CGImageSourceUpdateData`), one source for the whole
-///   download.
-/// - On Linux, with no pixel decoder, it is a `DecodedImage` holding the partial bytes.
+/// A preview is decoded from the complete scans so far closed with EOI
+/// (`ProgressiveScanDetector.previewFile(of:)`): a whole JPEG file, never an incomplete source.
+/// Apple documents no partial image from an incomplete incremental ImageIO source, and one was
+/// reported to give none for progressive JPEGs until the download ends; a whole file of the
+/// first scans is what any decoder reads.
+///
+/// - On Apple platforms ImageIO decodes that file (`PartialJPEGDecoder`), downsampled like the image.
+/// - On Linux, with no pixel decoder, the preview is a `DecodedImage` holding that file.
 ///
 /// Anything but a progressive JPEG (a PNG, a baseline JPEG) ends the session at its first bytes,
 /// keeping nothing; so does a frame larger than the decoder's `maximumPixelCount`, and the
@@ -26,9 +30,6 @@ public final class ProgressiveJPEGPreviewSession: PreviewSession {
 
     private let state = Lock(State())
     private let decoder: ImageDecoder
-    #if canImport(ImageIO)
-    private let incremental = IncrementalJPEGDecoder()
-    #endif
 
     /// A session making previews with `decoder`'s format and limits.
     init(decoder: ImageDecoder) {
@@ -68,13 +69,15 @@ public final class ProgressiveJPEGPreviewSession: PreviewSession {
             guard state.detector.completedScans > 0, state.detector.pixelSize != nil, !state.data.isEmpty else { return nil }
             return (state.data, state.detector)
         }
-        guard let (data, detector) = snapshot, let size = detector.pixelSize else { return nil }
+        guard let (data, detector) = snapshot, let size = detector.pixelSize, let file = detector.previewFile(of: data) else {
+            return nil
+        }
         let info = ImageInfo(format: .jpeg, pixelWidth: size.width, pixelHeight: size.height, orientation: detector.orientation)
         #if canImport(ImageIO)
         let dimension = decoder.decodeDimension(forSource: info.orientedPixelSize) ?? max(size.width, size.height)
-        guard let partial = incremental.decode(data, maximumPixelDimension: dimension) else { return nil }
+        guard let partial = PartialJPEGDecoder.decode(file, maximumPixelDimension: dimension) else { return nil }
         #else
-        let partial = DecodedImage(info: info, encodedData: data)
+        let partial = DecodedImage(info: info, encodedData: file)
         #endif
         var preview = decoder.applyFormat(to: partial)
         preview.preview = ImagePreview(completedScans: detector.completedScans, receivedBytes: data.count)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Finds the scans of a progressive JPEG in the first bytes of its download, as they arrive: the
-/// platform-neutral rule behind progressive previews (issue 18.4).
+/// platform-neutral rule behind progressive previews.
 ///
 /// A progressive file has an SOF2 frame header (SOF10 with arithmetic coding) and several scans,
 /// each an SOS segment followed by entropy-coded data; each scan refines the whole picture. A
@@ -26,6 +26,9 @@ struct ProgressiveScanDetector: Sendable {
     private(set) var kind = Kind.unknown
     /// Scans whose data is complete.
     private(set) var completedScans = 0
+    /// Where the complete scans end: the offset of the marker after the last one (0 before the
+    /// first is complete). The bytes before it are the headers and every complete scan.
+    private(set) var completedScansEnd = 0
     /// Whether EOI arrived: the whole image is here.
     private(set) var reachedEnd = false
     /// The frame's size from SOF2, once read.
@@ -62,6 +65,7 @@ struct ProgressiveScanDetector: Sendable {
                 offset = marker.offset
                 guard marker.found else { return }
                 completedScans += 1
+                completedScansEnd = marker.offset
                 inScan = false
                 continue
             }
@@ -133,6 +137,18 @@ struct ProgressiveScanDetector: Sendable {
         }
         offset = segmentEnd
         return true
+    }
+
+    /// The picture so far as a complete JPEG file: the bytes of `data` (the download the detector
+    /// has advanced over) up to the end of the last complete scan, closed with EOI; `nil` before a
+    /// scan is complete. Any JPEG decoder reads it as a whole file, as coarse as its scans: what a
+    /// preview is decoded from, rather than an incomplete source (ImageIO documents no partial
+    /// images of an incomplete progressive JPEG).
+    func previewFile(of data: Data) -> Data? {
+        guard completedScans > 0, completedScansEnd > 0, completedScansEnd <= data.count else { return nil }
+        var file = Data(data.prefix(completedScansEnd))
+        file.append(contentsOf: [0xFF, 0xD9])
+        return file
     }
 
     /// Not a progressive JPEG after all: no more searching.

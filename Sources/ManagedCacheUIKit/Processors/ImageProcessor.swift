@@ -1,5 +1,5 @@
 /// Turns an image into another one, once per key and variant: a resize, a crop, rounded corners,
-/// a blur, or your own (issue 18.5). Processors are composable in order: a format's
+/// a blur, or your own. Processors are composable in order: a format's
 /// `processors`, then an `ImageDecoder`'s or an image view's, each receiving what the one before
 /// made.
 ///

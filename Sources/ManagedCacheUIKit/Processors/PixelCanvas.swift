@@ -12,7 +12,9 @@ enum PixelCanvas {
             return drawn.addingTransformation(transformation)
         }
         #endif
-        return DecodedImage(describing: image, processedTo: plan.canvasSize, by: transformation)
+        return DecodedImage(
+            describing: image, processedTo: plan.canvasSize, by: transformation,
+            isOpaque: PixelOpacity.isOpaque(redrawing: image.isOpaque, plan))
     }
 
     /// `image` blurred by three box blurs `boxSize` pixels wide, recording `transformation`.
@@ -25,7 +27,7 @@ enum PixelCanvas {
             return blurred.addingTransformation(transformation)
         }
         #endif
-        return DecodedImage(describing: image, processedTo: image.pixelSize, by: transformation)
+        return DecodedImage(describing: image, processedTo: image.pixelSize, by: transformation, isOpaque: image.isOpaque)
     }
 }
 
@@ -33,8 +35,8 @@ extension DecodedImage {
     /// The result of a processor that had no pixels to draw (Linux, or an image that was only
     /// validated): `size` pixels, upright, `transformation` appended. `encodedData` is `nil`: the
     /// source's bytes are not these pixels, so such an image cannot be encoded (stored variants
-    /// of processed images need a pixel backend).
-    init(describing source: DecodedImage, processedTo size: PixelSize, by transformation: String) {
+    /// of processed images need a pixel backend). `isOpaque`: whether the processor's result is.
+    init(describing source: DecodedImage, processedTo size: PixelSize, by transformation: String, isOpaque: Bool) {
         format = source.format
         pixelWidth = size.width
         pixelHeight = size.height
@@ -42,6 +44,7 @@ extension DecodedImage {
         encodedData = nil
         transformations = source.transformations + [transformation]
         orientation = .up
+        self.isOpaque = isOpaque
         animation = source.animation
         frameBufferByteLimit = source.frameBufferByteLimit
         preview = source.preview

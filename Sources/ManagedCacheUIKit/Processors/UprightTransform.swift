@@ -2,9 +2,11 @@
 /// bitmap drawn at the origin (in a y-up space, as Core Graphics draws) onto the upright image at
 /// the origin. `x' = a·x + c·y + tx`, `y' = b·x + d·y + ty`, Core Graphics' convention.
 ///
-/// Platform-neutral, so the eight cases are tested on Linux; `ProcessorDrawing` hands it to
-/// Core Graphics when a processor draws an image that is not stored upright (a `UIImage` from
-/// the camera wrapped with its orientation).
+/// Platform-neutral, so the eight cases are tested on Linux. Every Apple drawing of a bitmap
+/// (a processor's redraw, the blur, a format's resize, the upright copy drawn before a variant
+/// is encoded) hands ``placing(_:stored:in:canvasHeight:)`` to Core Graphics, so an image that is
+/// not stored upright (a camera photo wrapped from a `UIImage` with its orientation) comes out
+/// upright and unsquashed.
 struct UprightTransform: Sendable, Hashable {
     var a: Double
     var b: Double
@@ -27,6 +29,29 @@ struct UprightTransform: Sendable, Hashable {
         case .rightMirrored: (a, b, c, d, tx, ty) = (0, 1, 1, 0, 0, 0)
         case .left: (a, b, c, d, tx, ty) = (0, 1, -1, 0, w, 0)
         }
+    }
+
+    private init(a: Double, b: Double, c: Double, d: Double, tx: Double, ty: Double) {
+        (self.a, self.b, self.c, self.d, self.tx, self.ty) = (a, b, c, d, tx, ty)
+    }
+
+    /// The whole drawing of a bitmap stored `stored` pixels large with `orientation`: drawn at
+    /// (0, 0, stored width, stored height) under this transform, it stands upright and fills
+    /// `rect` (measured from the canvas's top left, as plans are) of a canvas `canvasHeight`
+    /// pixels tall, in Core Graphics' y-up canvas space.
+    ///
+    /// The upright image is scaled to `rect` in each direction: a plan made from the upright
+    /// size (every `ImageResizePlan` and `RedrawPlan` is) keeps the proportions.
+    static func placing(_ orientation: ImageOrientation, stored: PixelSize, in rect: PixelRect, canvasHeight: Int) -> UprightTransform {
+        let upright = orientation.orientedSize(of: stored)
+        let upstanding = UprightTransform(orientation, upright: upright)
+        let scaleX = Double(rect.width) / Double(max(1, upright.width))
+        let scaleY = Double(rect.height) / Double(max(1, upright.height))
+        // The plan measures from the top left; Core Graphics from the bottom left.
+        let flippedY = Double(canvasHeight - rect.y - rect.height)
+        return UprightTransform(
+            a: scaleX * upstanding.a, b: scaleY * upstanding.b, c: scaleX * upstanding.c, d: scaleY * upstanding.d,
+            tx: scaleX * upstanding.tx + Double(rect.x), ty: scaleY * upstanding.ty + flippedY)
     }
 
     /// Where the point (`x`, `y`) goes.

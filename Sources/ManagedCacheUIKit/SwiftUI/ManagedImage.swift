@@ -32,10 +32,14 @@ import UIKit
 /// an image that had to be loaded (never a memory hit; not under Reduce Motion), and detaches when
 /// it leaves the screen. All of that is ``ManagedImageModel``'s (tested on Linux); this view only
 /// reports its size and appearance and draws the phase, animating the change the model asks for.
+///
+/// Every input takes effect when the parent passes a new one, also in a row that SwiftUI reuses:
+/// another `url` or `oid` clears the old image and loads the new one; another `format`,
+/// `scaleMode`, `priority` or `manager` keeps the image on screen until the new answer replaces
+/// it; another `transition` applies to the next image. The model is made once per view identity,
+/// never again on the parent's later renders.
 public struct ManagedImage<Content: View>: View {
-    private let url: URL?
-    private let oid: String?
-    private let priority: LoadPriority
+    private let inputs: ManagedImageInputs
     private let content: (ManagedImagePhase) -> Content
     @StateObject private var observed: ObservedModel
     @Environment(\.displayScale) private var displayScale
@@ -59,13 +63,12 @@ public struct ManagedImage<Content: View>: View {
         scaleMode: ImageScaleMode = .aspectFill, transition: ImageTransition = .fade,
         manager: ObjectManager = .defaultImageManager, @ViewBuilder content: @escaping (ManagedImagePhase) -> Content
     ) {
-        self.url = url
-        self.oid = oid
-        self.priority = priority
+        let inputs = ManagedImageInputs(
+            url: url, oid: oid, priority: priority, format: format, scaleMode: scaleMode, transition: transition, manager: manager)
+        self.inputs = inputs
         self.content = content
-        let model = ManagedImageModel(manager: manager, scaleMode: scaleMode, format: format)
-        model.transition = transition
-        _observed = StateObject(wrappedValue: ObservedModel(model))
+        // An autoclosure: SwiftUI evaluates it once per view identity, not on every parent render.
+        _observed = StateObject(wrappedValue: ObservedModel(ManagedImageModel(inputs: inputs)))
     }
 
     /// Reads the laid-out size, reports it and the appearance to the model, and draws the phase.
@@ -75,13 +78,13 @@ public struct ManagedImage<Content: View>: View {
                 .animation(phaseAnimation, value: observed.model.phaseChangeCount)
                 .frame(width: proxy.size.width, height: proxy.size.height)
                 .onAppear {
-                    observed.model.load(url: url, oid: oid, priority: priority)
+                    observed.model.apply(inputs)
                     report(proxy.size)
                     observed.model.appear()
                 }
                 .onDisappear { observed.model.disappear() }
                 .onChange(of: proxy.size) { size in report(size) }
-                .onChange(of: url) { url in observed.model.load(url: url, oid: oid, priority: priority) }
+                .onChange(of: inputs) { inputs in observed.model.apply(inputs) }
         }
     }
 

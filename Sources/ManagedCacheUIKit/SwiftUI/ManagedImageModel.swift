@@ -12,14 +12,17 @@ import ManagedCache
 ///   new variant only when the size changes enough).
 /// - A memory hit arrives before ``appear()`` or ``load(url:oid:priority:)`` returns: no
 ///   placeholder flash.
-/// - A new variant of the same image keeps the old one on screen until it arrives.
+/// - A new variant of the same image (a new size, `format` or `scaleMode`), another priority or
+///   another manager keeps the image on screen until the new answer replaces it, at once; another
+///   image (`url` or `oid`) clears it first.
 /// - ``disappear()`` detaches from the manager and keeps the image it has; the load itself follows
 ///   the manager's policy (by default it finishes into the cache for the next appearance; with
 ///   `finishLoadingWithoutUsers = false` a load nobody else wants is cancelled).
 /// - It shares the one decoded image with every other user of the key, like any user.
 /// - An image that arrives after the call that loaded it returned (a download, a file-cache read,
-///   a decode) asks for ``transition`` (``phaseTransition``); a memory hit, and every other
-///   change, for none, so rows scrolled into view never fade in what was already in memory.
+///   a decode) asks for ``transition`` (``phaseTransition``); a memory hit, an image that replaces
+///   one of the same key (a new variant), and every other change, for none, so rows scrolled into
+///   view never fade in what was already in memory.
 ///
 /// ```swift
 /// let model = ManagedImageModel()
@@ -51,11 +54,18 @@ public final class ManagedImageModel: MainActorObjectUser {
     /// `objectWillChange` here).
     public var onChange: (@MainActor () -> Void)?
     /// The manager that loads and shares the images (default: `ObjectManager.defaultImageManager`).
-    public let manager: ObjectManager
+    /// A ``ManagedImage`` given another manager moves its model to it.
+    public private(set) var manager: ObjectManager
     /// How the image fills the view, for the format made from the layout (default `.aspectFill`).
-    public var scaleMode: ImageScaleMode
-    /// A fixed format, instead of one made from the laid-out size (default `nil`).
-    public var format: ImageCacheFormat?
+    /// A change loads the new variant (the image on screen stays until it arrives).
+    public var scaleMode: ImageScaleMode {
+        didSet { if scaleMode != oldValue, format == nil, !isApplying { reload(keepingImage: true) } }
+    }
+    /// A fixed format, instead of one made from the laid-out size (default `nil`). A change loads
+    /// the new variant (the image on screen stays until it arrives).
+    public var format: ImageCacheFormat? {
+        didSet { if format?.variantIdentifier != oldValue?.variantIdentifier, !isApplying { reload(keepingImage: true) } }
+    }
     /// The sizing decision (default `LayoutSizing()`).
     public var sizing = LayoutSizing()
 
@@ -70,6 +80,13 @@ public final class ManagedImageModel: MainActorObjectUser {
     private var isVisible = false
     /// Inside `manager.manage(self)`: an image delivered now is a memory hit.
     private var isManaging = false
+    /// The image on screen stays while the current request loads another answer for its key (a
+    /// new variant, priority or manager): that answer replaces it at once, and a failure keeps it.
+    private(set) var replacesShownImage = false
+    /// Inside `apply(_:)`: the property observers leave the reload to it.
+    private var isApplying = false
+    /// What the ``ManagedImage`` last gave (`nil` for a model used on its own).
+    private var inputs: ManagedImageInputs?
 
     /// Creates a model loading through `manager`, filling its view as `scaleMode` says.
     ///
@@ -86,6 +103,39 @@ public final class ManagedImageModel: MainActorObjectUser {
         self.format = format
     }
 
+    /// A model for a ``ManagedImage`` given `inputs`; made once per view identity.
+    convenience init(inputs: ManagedImageInputs) {
+        self.init(manager: inputs.manager, scaleMode: inputs.scaleMode, format: inputs.format)
+        transition = inputs.transition
+    }
+
+    /// Takes the inputs of the latest render of a ``ManagedImage``: whatever changed takes effect,
+    /// as ``ManagedImageInputs/change(to:)`` decides (another image clears and loads; another
+    /// variant, priority or manager keeps the image on screen until the new answer; a transition
+    /// applies to the next image). The same inputs again change nothing.
+    ///
+    /// - Parameter new: The inputs of the latest render.
+    func apply(_ new: ManagedImageInputs) {
+        let previous =
+            inputs
+            ?? ManagedImageInputs(
+                url: source?.url, oid: source?.oid, priority: source?.priority ?? .normal, format: format, scaleMode: scaleMode,
+                transition: transition, manager: manager)
+        inputs = new
+        transition = new.transition
+        let change = previous.change(to: new)
+        guard change > .transition else { return }
+        if manager !== new.manager {
+            stop()  // leaves the old manager
+            manager = new.manager
+        }
+        isApplying = true
+        format = new.format
+        scaleMode = new.scaleMode
+        isApplying = false
+        source = new.request
+        reload(keepingImage: change != .image)
+    }
     // MARK: - What the view reports
 
     /// Sets what the view shows; it loads once the view is visible and laid out. The same source
@@ -100,8 +150,7 @@ public final class ManagedImageModel: MainActorObjectUser {
         guard request != source else { return }
         let sameImage = request?.dataKey == source?.dataKey
         source = request
-        if !sameImage { show(.empty) }
-        start()
+        reload(keepingImage: sameImage)
     }
 
     /// Reports the view's layout; a size that changes enough loads another variant.
@@ -133,6 +182,14 @@ public final class ManagedImageModel: MainActorObjectUser {
 
     // MARK: - Loading
 
+    /// Loads again for the current source, size and format: an image of the same key stays on
+    /// screen until the answer replaces it; another image goes at once.
+    private func reload(keepingImage: Bool) {
+        if !keepingImage { show(.empty) }
+        requestedPixelSize = nil
+        start()
+    }
+
     private func start() {
         guard isVisible, let source else {
             stop()
@@ -149,8 +206,9 @@ public final class ManagedImageModel: MainActorObjectUser {
         requestedPixelSize = format == nil ? layoutPixelSize : nil
         objectDecoder = ImageDecoder(format: chosen)
         objectRequest = source
-        // A new variant of the image on screen keeps it there until the new one arrives.
-        if phase.image == nil { show(.loading(nil)) }
+        // A new variant of the image on screen keeps it there until the new one replaces it.
+        replacesShownImage = phase.image != nil
+        if !replacesShownImage { show(.loading(nil)) }
         isManaging = true
         manager.manage(self)
         isManaging = false
@@ -179,7 +237,9 @@ public final class ManagedImageModel: MainActorObjectUser {
     ///   - request: The request it answers; an answer to an older request is ignored.
     public func managedObjectReady(_ object: DecodedImage, origin: DataOrigin, request: ObjectRequest) {
         guard request == objectRequest else { return }
-        show(.success(object, origin), transition: isManaging ? .none : transition)
+        let replaces = replacesShownImage
+        replacesShownImage = false
+        show(.success(object, origin), transition: isManaging || replaces ? .none : transition)
     }
 
     /// The manager's answer: a failure, or a cancellation (shown as `.empty`, tried again on the
@@ -192,6 +252,11 @@ public final class ManagedImageModel: MainActorObjectUser {
         guard request == objectRequest else { return }
         objectRequest = nil
         requestedPixelSize = nil
+        let replaces = replacesShownImage
+        replacesShownImage = false
+        if replaces, phase.image != nil {
+            return  // the image on screen is still the right picture; the next appearance tries again
+        }
         if case .cancelled = error {
             if phase.image == nil { show(.empty) }
         } else {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import ManagedCache
 
-/// Issue 20: `manage` never waits for the manager's lock past `manageLockWaitBudget`. A call that
+/// `manage` never waits for the manager's lock past `manageLockWaitBudget`. A call that
 /// finds it held that long returns at once; its user is attached, and answered, once the lock is
 /// free, exactly as if it had waited. A memory hit is still delivered before `manage` returns, and
 /// nothing decided for the user's earlier request reaches it afterwards.

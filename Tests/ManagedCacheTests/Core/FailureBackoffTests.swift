@@ -5,7 +5,7 @@ import Testing
 
 @testable import ManagedCache
 
-/// The failure memory backs off exponentially (issue 14.7): a short first refusal, doubled after
+/// The failure memory backs off exponentially: a short first refusal, doubled after
 /// each further failure in a row, capped; a success or an explicit retry starts over.
 @Suite struct FailureBackoffTests {
     private static let gone = ManagedCacheError.httpStatus(code: 404)

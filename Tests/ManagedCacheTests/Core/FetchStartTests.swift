@@ -5,7 +5,7 @@ import Testing
 
 @testable import ManagedCache
 
-/// Issue 20: fetch tasks are created after the manager's lock is released (`ManagerLock`,
+/// Fetch tasks are created after the manager's lock is released (`ManagerLock`,
 /// `FetchTaskSlot`), and cancelled off the calling thread.
 @Suite struct FetchStartTests {
     /// A start whose task records that it ran and then waits to be cancelled.

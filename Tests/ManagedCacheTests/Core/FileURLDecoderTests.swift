@@ -4,7 +4,7 @@ import Testing
 
 @testable import ManagedCache
 
-/// Issue 14.8: `FileURLDecoder` without a file cache writes temporary files; they are deleted
+/// `FileURLDecoder` without a file cache writes temporary files; they are deleted
 /// when their object is released, and those of processes that ended are deleted by the next.
 @Suite struct FileURLDecoderTests {
     @Test func aTemporaryFileIsDeletedWhenItsObjectIsReleased() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import ManagedCache
 
-/// Issue 20: a caller with a wait budget that finds the manager's lock held past it leaves its
+/// A caller with a wait budget that finds the manager's lock held past it leaves its
 /// section instead of waiting (`ManagerLock.withLock(waitingAtMost:_:otherwise:)`). Left sections
 /// run once each, in the order they were left, before any later holder without a budget reads the
 /// state; what they decide runs after the lock, on the hand-off queue.

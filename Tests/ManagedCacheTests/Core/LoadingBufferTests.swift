@@ -16,7 +16,7 @@ import Testing
         #expect(users[0].errors == [.cancelled(.loadingBufferOverflow)])
         #expect(await waitUntil { loader.cancellationCount("1") == 1 })
         #expect(manager.statistics.loadsCancelledByBuffer == 1)
-        #expect(manager.loadingBufferKeys.map(\.dataKey) == ["2", "3"].map { ScriptedDataLoader.url($0).absoluteString })
+        #expect(manager.bufferedLoadKeys.map(\.dataKey) == ["2", "3"].map { ScriptedDataLoader.url($0).absoluteString })
         // Managing the cancelled user again restarts its load.
         manager.manage(users[0])
         for path in ["1", "2", "3"] { loader.release(path) }
@@ -37,7 +37,7 @@ import Testing
         manager.manage(early)
         manager.manage(second)
         manager.manage(joining)
-        #expect(manager.loadingBufferKeys.map(\.dataKey) == ["2", "shared"].map { ScriptedDataLoader.url($0).absoluteString })
+        #expect(manager.bufferedLoadKeys.map(\.dataKey) == ["2", "shared"].map { ScriptedDataLoader.url($0).absoluteString })
         manager.manage(third)
         #expect(second.errors == [.cancelled(.loadingBufferOverflow)])
         #expect(joining.errors.isEmpty)
@@ -174,7 +174,7 @@ import Testing
         manager.manage(next)
         #expect(await waitUntil { loader.cancellationCount("cancelling") == 1 })
         #expect(loader.cancellationCount("finishing") == 0)
-        #expect(manager.loadingBufferKeys.map(\.dataKey) == ["finishing", "next"].map { ScriptedDataLoader.url($0).absoluteString })
+        #expect(manager.bufferedLoadKeys.map(\.dataKey) == ["finishing", "next"].map { ScriptedDataLoader.url($0).absoluteString })
         for path in ["finishing", "next"] { loader.release(path) }
         #expect(await waitUntil { next.objects.count == 1 })
     }

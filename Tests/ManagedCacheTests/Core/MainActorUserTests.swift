@@ -88,7 +88,7 @@ import Testing
     func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) { loadState = .failed(error) }
 }
 
-/// Issue 12.1–12.2: main-actor users get what every user gets, on the main actor.
+/// Main-actor users get what every user gets, on the main actor.
 @Suite struct MainActorUserTests {
     @MainActor @Test func aMemoryHitManagedOnTheMainActorIsShownBeforeManageReturns() async throws {
         let loader = ScriptedDataLoader()

@@ -3,7 +3,7 @@ import ManagedCache
 import TestSupport
 import Testing
 
-/// Issue 12.3: every callback promised on the main queue runs there, whichever thread called
+/// Every callback promised on the main queue runs there, whichever thread called
 /// `manage`: a background thread, the main actor, or a task.
 @Suite struct MainQueueContractTests {
     enum Caller: String, CaseIterable, Sendable { case backgroundThread, mainActor, detachedTask }
@@ -77,8 +77,8 @@ import Testing
     }
 
     /// A callback queued on the main queue is checked when it runs, not when it was decided: a
-    /// user unmanaged or managed again meanwhile is not called with it (issue 20 moved this check
-    /// off the manager's lock, to the user's record).
+    /// user unmanaged or managed again meanwhile is not called with it (the check
+    /// is made on the user's record, off the manager's lock).
     @Test func aQueuedCallbackOfAnUnmanagedOrReManagedUserIsDropped() async throws {
         let manager = try await makeManager()
         let unmanaged = RecordingUser(request("hit"), decoder: BlobDecoder(), delivery: .mainQueue)

@@ -32,7 +32,7 @@ import Testing
         let third = RecordingUser(request("c"), decoder: BlobDecoder())
         manager.manage(third)
         #expect(await waitUntil { third.objects.count == 1 })
-        #expect(manager.memoryCache.keysByRecency.map(\.dataKey) == [request("c").dataKey, request("a").dataKey])
+        #expect(manager.memoryCache.keysFromMostRecent.map(\.dataKey) == [request("c").dataKey, request("a").dataKey])
     }
 
     @Test func memoryPressureEmptiesTheCacheButUsersKeepTheirObjects() async {

@@ -159,7 +159,7 @@ import Testing
     }
 
     /// A handler dropped with its last user releases its object after the manager's lock: freeing a
-    /// decoded object (a large image) must not hold up every other `manage` (issue 20).
+    /// decoded object (a large image) must not hold up every other `manage`.
     @Test func anObjectOnlyADroppedHandlerHeldIsFreedAfterTheLock() async {
         let loader = ScriptedDataLoader()
         loader.script("probe", .body(Data("p".utf8)))
@@ -179,7 +179,7 @@ import Testing
 
     /// The object only a handler held is freed after the manager's lock when a sweep drops the
     /// handler too (its user went away without `unmanage`): the sweep hands the handler itself
-    /// over (`PendingWork.retired`, issue 20), and its object goes with it.
+    /// over (`PendingWork.retired`), and its object goes with it.
     @Test func aHandlerASweepDropsIsFreedAfterTheLock() async {
         let (manager, freed) = await managerHoldingAProbeNobodyUses()
         // Other users attach until a sweep has examined (and dropped) the probe's handler.

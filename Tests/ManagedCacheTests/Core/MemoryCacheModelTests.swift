@@ -67,7 +67,7 @@ import Testing
                 #expect(cache.contains(CollidingKey(number: key)) == model.entries.contains { $0.key == key })
             }
             if step % 97 == 0 {
-                #expect(cache.keysByRecency.map(\.number) == model.entries.map(\.key))
+                #expect(cache.keysFromMostRecent.map(\.number) == model.entries.map(\.key))
                 #expect(cache.totalCost == model.totalCost)
                 #expect(cache.count == model.entries.count)
             }
@@ -84,6 +84,6 @@ import Testing
         let cache = MemoryCache<Int, Probe>(countLimit: 2, costLimit: 100)
         for key in 0..<10 { cache.insert(Probe(cache: cache), forKey: key, cost: 1) }
         #expect(cache.count == 2)
-        #expect(cache.keysByRecency == [9, 8])
+        #expect(cache.keysFromMostRecent == [9, 8])
     }
 }

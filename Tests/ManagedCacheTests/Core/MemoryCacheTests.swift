@@ -11,7 +11,7 @@ import Testing
         #expect(cache.value(forKey: "a") == 1)  // a hit makes "a" the most recent
         cache.setValue(4, forKey: "d", cost: 1)
         #expect(cache.value(forKey: "b") == nil)
-        #expect(cache.keysByRecency == ["d", "a", "c"])
+        #expect(cache.keysFromMostRecent == ["d", "a", "c"])
         #expect(cache.count == 3)
     }
 
@@ -23,7 +23,7 @@ import Testing
         let evicted = cache.setValue(3, forKey: "c", cost: 40)
         #expect(evicted == [2])
         #expect(cache.totalCost == 80)
-        #expect(cache.keysByRecency == ["c", "a"])
+        #expect(cache.keysFromMostRecent == ["c", "a"])
     }
 
     @Test func anEntryCostlierThanTheLimitIsNotStored() {
@@ -49,7 +49,7 @@ import Testing
         cache.setValue(2, forKey: "b", cost: 30)
         cache.setValue(3, forKey: "a", cost: 10)
         #expect(cache.totalCost == 40)
-        #expect(cache.keysByRecency == ["a", "b"])
+        #expect(cache.keysFromMostRecent == ["a", "b"])
         #expect(cache.value(forKey: "a") == 3)
     }
 
@@ -58,7 +58,7 @@ import Testing
         for index in 0..<50 { cache.setValue(index, forKey: index, cost: 10) }
         cache.countLimit = 10
         #expect(cache.count == 10)
-        #expect(cache.keysByRecency == Array((40..<50).reversed()))
+        #expect(cache.keysFromMostRecent == Array((40..<50).reversed()))
         cache.costLimit = 50
         #expect(cache.count == 5)
         cache.removeAll()
@@ -74,7 +74,7 @@ import Testing
             cache.removeValue(forKey: round % 8)
             #expect(cache.count == 7)
         }
-        #expect(Set(cache.keysByRecency).count == 7)
+        #expect(Set(cache.keysFromMostRecent).count == 7)
     }
 
     @Test func concurrentUseKeepsTheLimits() async {
@@ -91,6 +91,6 @@ import Testing
         }
         #expect(cache.count <= 64)
         #expect(cache.totalCost <= 640)
-        #expect(cache.keysByRecency.count == cache.count)
+        #expect(cache.keysFromMostRecent.count == cache.count)
     }
 }

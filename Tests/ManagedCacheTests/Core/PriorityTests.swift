@@ -6,7 +6,7 @@ import Testing
 
 @testable import ManagedCache
 
-/// Issue 12.7: requests carry a priority; the prefetch queue and the loading buffer honour it, and
+/// Requests carry a priority; the prefetch queue and the loading buffer honour it, and
 /// a running load's priority follows what wants it. Against the loopback server.
 @Suite struct PriorityTests {
     /// The order in which paths reached the server.
@@ -40,7 +40,8 @@ import Testing
         manager.prefetch([ObjectRequest(url: server.url("/p3"))], priority: .high)
         // Prefetching a waiting request again changes only its priority.
         manager.prefetch([ObjectRequest(url: server.url("/p1"))], priority: .veryHigh)
-        #expect(manager.pendingPrefetchCount == 4)
+        #expect(manager.queuedPrefetchCount == 4)
+        #expect(manager.pendingPrefetchCount == 5, "the four waiting and the one running")
 
         gate.open()
         #expect(await waitUntil { log.order.count == 4 && manager.activeLoadCount == 0 })
@@ -158,7 +159,7 @@ import Testing
     }
 }
 
-/// Issue 12.8: prefetching is started and cancelled per request, as a collection view's prefetch
+/// Prefetching is started and cancelled per request, as a collection view's prefetch
 /// data source does.
 @Suite struct PrefetchCancellationTests {
     @Test func aCancelledPrefetchNobodyJoinedStopsAndTheOthersGoOn() async throws {
@@ -220,7 +221,8 @@ import Testing
         manager.prefetch([request])  // data only: takes the one prefetch slot
         #expect(await waitUntil { gate.arrivals == 1 })
         manager.prefetch([request], decoder: BlobDecoder())  // the same key decoded: queued behind it
-        #expect(manager.pendingPrefetchCount == 1)
+        #expect(manager.queuedPrefetchCount == 1)
+        #expect(manager.pendingPrefetchCount == 2)
 
         let user = RecordingUser(request, decoder: BlobDecoder())
         manager.manage(user)
@@ -239,10 +241,12 @@ import Testing
         manager.prefetch([ObjectRequest(url: server.url("/first"))])
         #expect(await waitUntil { gate.arrivals == 1 })
         manager.prefetch(["/queued", "/kept"].map { ObjectRequest(url: server.url($0)) })
-        #expect(manager.pendingPrefetchCount == 2)
+        #expect(manager.queuedPrefetchCount == 2)
+        #expect(manager.pendingPrefetchCount == 3)
 
         manager.cancelPrefetching([ObjectRequest(url: server.url("/queued"))])
-        #expect(manager.pendingPrefetchCount == 1)
+        #expect(manager.queuedPrefetchCount == 1)
+        #expect(manager.pendingPrefetchCount == 2)
         gate.open()
         #expect(await waitUntil { log.order == ["/kept"] && manager.activeLoadCount == 0 })
         #expect(log.order == ["/kept"])

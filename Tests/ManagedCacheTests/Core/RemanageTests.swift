@@ -51,7 +51,7 @@ struct RemanageCase: Sendable, CustomTestStringConvertible {
         }
 }
 
-/// Issue 15.1: a user managed again with a new request of the same key, while the first load runs
+/// A user managed again with a new request of the same key, while the first load runs
 /// or after it finished, is answered exactly once, for its current request, with the object.
 /// The running load is joined (one request on the wire), whatever changed.
 @Suite struct RemanageTests {

@@ -43,7 +43,7 @@ private final class Completions: Sendable {
     var all: [Result<Void, StoreError>] { results.withLock { $0 } }
 }
 
-/// Issue 18.1: an object the app has, stored under a key.
+/// An object the app has, stored under a key.
 @Suite struct StoreTests {
     private func bytes(_ entry: FileCacheEntry?, in cache: any FileCaching) -> Data? {
         entry.flatMap { try? cache.readData(for: $0) }
@@ -87,7 +87,7 @@ private final class Completions: Sendable {
         #expect(users.allSatisfy { $0.objects[0] === stored }, "one shared object, the stored one")
         #expect(users.allSatisfy { $0.origins == [.stored] })
         #expect(manager.activeLoadCount == 0, "nobody else wanted the download: it was cancelled")
-        #expect(manager.loadingBufferKeys.isEmpty)
+        #expect(manager.bufferedLoadKeys.isEmpty)
         gate.open()
         #expect(decoder.decodes.count == 0)
         #expect(manager.cachedObject(for: request, decoder: decoder) === stored)

@@ -3,7 +3,7 @@ import ManagedCache
 import TestSupport
 import Testing
 
-/// Issue 12.9: the `async` API throws `ManagedCacheError` in its type, so a caller switches over
+/// The `async` API throws `ManagedCacheError` in its type, so a caller switches over
 /// the cases with no cast (these tests would not compile if it threw `any Error`).
 @Suite struct TypedThrowsTests {
     @Test func loadEventsThrowsAManagedCacheError() async {

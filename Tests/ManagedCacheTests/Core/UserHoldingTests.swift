@@ -65,7 +65,7 @@ func onManagingThread(_ body: @escaping @Sendable () -> Void) {
     done.wait()
 }
 
-/// Issue 15.2 / 11.12 and 11.11: the manager holds users weakly everywhere, in flight too, and
+/// The manager holds users weakly everywhere, in flight too, and
 /// reads their properties only on the thread that calls `manage`.
 @Suite struct UserHoldingTests {
     /// Off the cooperative pool: it holds the main queue (see `MainQueueHold`).

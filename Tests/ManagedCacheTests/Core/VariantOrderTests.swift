@@ -72,7 +72,7 @@ private final class VariantLoggingFileCache: FileCaching {
     func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) { log.append("failed") }
 }
 
-/// Issue 11.10: a decoded variant reaches its users before it is stored, and is stored off the
+/// A decoded variant reaches its users before it is stored, and is stored off the
 /// main thread.
 @Suite struct VariantOrderTests {
     @Test func aDownloadedVariantIsDeliveredBeforeItIsStored() async {

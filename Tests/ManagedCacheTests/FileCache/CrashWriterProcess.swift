@@ -70,6 +70,8 @@ final class CrashWriterProcess {
     private(set) var opened = false
     /// The child's closing summary in `share` mode: reads that matched, stale and wrong.
     private(set) var readSummary: (good: Int, stale: Int, wrong: Int)?
+    /// What the child reported about pins (`crash` mode), in order: apply them to a `PinLedger`.
+    private(set) var pinReports: [PinLedger.Report] = []
 
     init(arguments: [String]) throws {
         process.executableURL = try Self.executable()
@@ -124,10 +126,12 @@ final class CrashWriterProcess {
     private func handle(_ line: String) {
         let fields = line.split(separator: " ")
         if fields.first == "O" { opened = true }
+        if let report = PinLedger.Report(fields) { pinReports.append(report) }
         if fields.count == 4, fields[0] == "S", let good = Int(fields[1]), let stale = Int(fields[2]), let wrong = Int(fields[3]) {
             readSummary = (good, stale, wrong)
         }
-        guard fields.count == 4, fields[0] == "C", let generation = UInt64(fields[2]), let crc = UInt32(fields[3]) else { return }
+        guard fields.count == 4 || fields.count == 5, fields[0] == "C", let generation = UInt64(fields[2]), let crc = UInt32(fields[3])
+        else { return }
         let key = String(fields[1])
         // The child's bytes must be the ones computed here, or the checks below mean nothing.
         #expect(CRC32.checksum(CrashPayload.bytes(key: key, generation: generation)) == crc)
@@ -152,5 +156,120 @@ final class CrashWriterProcess {
             return nil
         }
         return process.terminationReason == .exit ? process.terminationStatus : -1
+    }
+}
+
+/// The pins a crash writer reported, over all its runs on one directory, and what a cache reopened
+/// after a kill must show of them: every reported pin still pinned, at its generation or a later
+/// one (a new commit of a pinned key stays pinned), and no key whose unpin, removal or
+/// `removeAll` was reported pinned again; only the key of the operation under way at the kill
+/// ("I <key>" without its outcome) may be either.
+struct PinLedger {
+    /// One line of the child's about pins.
+    enum Report: Equatable {
+        case intent(key: String)  // "I <key>", "I *" for every key
+        case commit(key: String, generation: UInt64, pinned: Bool)
+        case pinned(key: String, generation: UInt64)
+        case unpinned(key: String)
+        case removed(key: String)
+        case removedAll
+        case unchanged  // "Q" (over the quota) or "N" (nothing to pin)
+
+        init?(_ fields: [Substring]) {
+            switch (fields.first, fields.count) {
+            case ("I", 2): self = .intent(key: String(fields[1]))
+            case ("C", 4), ("C", 5):
+                guard let generation = UInt64(fields[2]) else { return nil }
+                self = .commit(key: String(fields[1]), generation: generation, pinned: fields.count == 5 && fields[4] == "P")
+            case ("P", 3):
+                guard let generation = UInt64(fields[2]) else { return nil }
+                self = .pinned(key: String(fields[1]), generation: generation)
+            case ("U", 2): self = .unpinned(key: String(fields[1]))
+            case ("R", 2): self = .removed(key: String(fields[1]))
+            case ("A", 1): self = .removedAll
+            case ("Q", 2), ("N", 2): self = .unchanged
+            default: return nil
+            }
+        }
+    }
+
+    /// Keys reported pinned, with the generation they were last reported at.
+    private(set) var pinned: [String: UInt64] = [:]
+    /// Keys whose unpin, removal or `removeAll` was reported last.
+    private var unpinned: Set<String> = []
+    /// The key an operation under way at the kill may have changed ("*": every key).
+    private var inFlight: String?
+
+    /// Applies one run's reports, in order.
+    mutating func apply(_ reports: [Report]) {
+        for report in reports {
+            switch report {
+            case .intent(let key):
+                inFlight = key
+            case .commit(let key, let generation, let pin):
+                if pin || pinned[key] != nil {
+                    pinned[key] = generation
+                    unpinned.remove(key)
+                }
+                if pin { inFlight = nil }
+            case .pinned(let key, let generation):
+                pinned[key] = generation
+                unpinned.remove(key)
+                inFlight = nil
+            case .unpinned(let key), .removed(let key):
+                pinned[key] = nil
+                unpinned.insert(key)
+                inFlight = nil
+            case .removedAll:
+                unpinned.formUnion(pinned.keys)
+                pinned.removeAll()
+                inFlight = nil
+            case .unchanged:
+                inFlight = nil
+            }
+        }
+    }
+
+    /// Checks the reopened `cache` against the ledger; returns what is wrong (empty: nothing).
+    /// Then takes what the cache shows as the truth for the key under way at the kill.
+    mutating func check(_ cache: any FileCaching, quota: Int) -> [String] {
+        var problems: [String] = []
+        let shown = Dictionary(uniqueKeysWithValues: cache.pinnedEntries().map { ($0.key, $0) })
+        let uncertain: (String) -> Bool = { [inFlight] key in inFlight == "*" || inFlight == key }
+        for (key, generation) in pinned where !uncertain(key) {
+            guard let entry = shown[key] else {
+                problems.append("\(key): reported pinned at generation \(generation), not pinned after the kill")
+                continue
+            }
+            let found = CrashPayload.generation(of: entry) ?? 0
+            if found < generation { problems.append("\(key): pinned at generation \(found), older than the reported \(generation)") }
+            if (try? cache.readData(for: entry)) != CrashPayload.bytes(key: key, generation: found) {
+                problems.append("\(key): pinned entry's bytes are not its generation's")
+            }
+        }
+        for key in shown.keys where pinned[key] == nil && !uncertain(key) {
+            problems.append(
+                unpinned.contains(key)
+                    ? "\(key): reported unpinned or removed, pinned again after the kill" : "\(key): pinned, but never reported pinned")
+        }
+        let statistics = cache.statistics
+        if statistics.pinnedBytes > quota { problems.append("\(statistics.pinnedBytes) pinned bytes over the quota of \(quota)") }
+        if statistics.pinnedCount != shown.count || statistics.pinnedBytes != shown.values.reduce(0, { $0 + $1.byteCount }) {
+            problems.append("statistics \(statistics) disagree with the \(shown.count) pinned entries")
+        }
+        // What the kill left is what the next run starts from.
+        if let inFlight {
+            for key in inFlight == "*" ? Array(Set(pinned.keys).union(unpinned)) : [inFlight] {
+                if let entry = shown[key] {
+                    pinned[key] = CrashPayload.generation(of: entry) ?? 0
+                    unpinned.remove(key)
+                } else {
+                    pinned[key] = nil
+                    unpinned.insert(key)
+                }
+            }
+        }
+        inFlight = nil
+        return problems
     }
 }

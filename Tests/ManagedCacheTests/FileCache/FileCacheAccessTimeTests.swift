@@ -12,7 +12,7 @@ import Darwin
 
 /// Reading an entry leaves its file's access time alone on Linux (`Posix.openForReading`): the
 /// caches keep their own recency, and updating that time dirties the inode on every first read of
-/// a fresh file (issue 20).
+/// a fresh file.
 @Suite(.offCooperativePool) struct FileCacheAccessTimeTests {
     /// An access time far before the modification time: under `relatime` (Linux's default) a
     /// plain read then updates it, so each test below first checks that this file system does.

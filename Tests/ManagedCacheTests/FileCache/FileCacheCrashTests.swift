@@ -7,7 +7,8 @@ import Testing
 
 /// A process killed (SIGKILL) at random moments while it writes, reads, removes and trims leaves
 /// a cache that reopens consistent: every entry reads back exactly what was committed under its
-/// key, nothing partial is visible, and no orphan file remains in ready/ or loading/.
+/// key, nothing partial is visible, and no orphan file remains in ready/ or loading/. The pins it
+/// reported are in force, those it undid are not, and the pinned quota holds (`PinLedger`).
 @Suite(.offCooperativePool, .spawnsChildProcesses) struct FileCacheCrashTests {
     static let runs = 12
 
@@ -19,6 +20,8 @@ import Testing
             var killedWhileRunning = 0
             var commitsSeen = 0
             var entriesChecked = 0
+            var pins = PinLedger()
+            var pinsChecked = 0
             for run in 0..<Self.runs {
                 // In odd runs this process has the cache open too, so the child is not alone and
                 // the survivor has to cope with whatever the kill left (a torn journal tail).
@@ -31,7 +34,9 @@ import Testing
                     #expect(reached, "seed \(seed) run \(run): the child stopped early")
                 }
                 if child.kill() { killedWhileRunning += 1 }
+                child.read(timeout: 10) { _ in false }  // what it reported before dying, up to end of output
                 commitsSeen += child.commits.count
+                pins.apply(child.pinReports)
                 if let survivor = bystander {
                     for index in 0..<20 {
                         let key = "key-\(index)"
@@ -57,6 +62,10 @@ import Testing
                         "seed \(seed) run \(run): \(entry.key)")
                 }
                 entriesChecked += entries.count
+                pinsChecked += pins.pinned.count
+                for problem in pins.check(cache, quota: CrashPayload.pinnedQuota(big: kind == .big)) {
+                    Issue.record("seed \(seed) run \(run): \(problem)")
+                }
                 let leftovers = try FileManager.default.contentsOfDirectory(atPath: root.path)
                     .filter { !["journal", "journal.lookup", "lock", "session.lock", "sessions", "loading", "ready"].contains($0) }
                 #expect(leftovers.isEmpty, "seed \(seed) run \(run)")
@@ -64,7 +73,7 @@ import Testing
             #expect(killedWhileRunning == Self.runs, "seed \(seed): a child exited by itself")
             #expect(commitsSeen > 0)
             print(
-                "crash test \(kind.testDescription): seed \(seed), \(Self.runs) kills, \(commitsSeen) commits reported, \(entriesChecked) entries checked"
+                "crash test \(kind.testDescription): seed \(seed), \(Self.runs) kills, \(commitsSeen) commits reported, \(entriesChecked) entries checked, \(pinsChecked) pins checked"
             )
         }
     }

@@ -5,7 +5,7 @@ import Testing
 
 @testable import ManagedCache
 
-/// Misses answered without the store's mutex (`MissShortcut`, issue 20), and never a miss for a
+/// Misses answered without the store's mutex (`MissShortcut`), and never a miss for a
 /// key that this instance or another one stored.
 @Suite(.offCooperativePool) struct FileCacheMissShortcutTests {
     @Test(arguments: CacheKind.allCases)

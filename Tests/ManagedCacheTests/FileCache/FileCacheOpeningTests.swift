@@ -4,7 +4,7 @@ import Testing
 
 @testable import ManagedCache
 
-/// Issue 13, target 1: a cache opens without waiting for its index. Lookups that come before the
+/// A cache opens without waiting for its index. Lookups that come before the
 /// journal's replay has finished are answered from the journal itself; misses and everything
 /// else wait for the replay, so what the caches promise holds as before. These caches are opened
 /// with `replaysInBackground: false`, so the replay runs exactly when an operation needs it.
@@ -208,7 +208,7 @@ import Testing
     /// the cache: releasing the cache while that thread installs closes it before the release
     /// returns (its `deinit` waits for the install, then releases the session). A thread that held
     /// the cache would close it later, on its own, and an instance opened in between would find
-    /// the directory still in use (the CI failure of stop 24: a crashed instance not reconciled).
+    /// the directory still in use (a CI failure once: a crashed instance not reconciled).
     @Test(arguments: CacheKind.allCases)
     func releasingTheCacheWhileTheBackgroundThreadInstallsClosesItAtOnce(kind: CacheKind) throws {
         try withTemporaryDirectory { root in

@@ -128,7 +128,7 @@ import Testing
         }
     }
 
-    // MARK: The commit's window (issue 20)
+    // MARK: The commit's window
 
     // A commit renames its file into `ready/` outside the cache's mutex (a rename took 1–1.5 ms
     // on a busy disk while every lookup waited), between two locked steps that hold the journal

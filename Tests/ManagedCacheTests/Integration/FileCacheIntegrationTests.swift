@@ -42,7 +42,7 @@ private func makeManager(
         #expect(user.origins == [.fileCache])  // no waiting
     }
 
-    /// Issue 20.3: a synchronous file-cache hit stays within its budget. Over the size limit, the
+    /// A synchronous file-cache hit stays within its budget. Over the size limit, the
     /// entry is read in the background (still from disk, no request); a read that took longer than
     /// the time budget is decoded and delivered in the background.
     @Test func aSynchronousFileHitOverItsBudgetIsDeliveredInTheBackground() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import ManagedCache
 
-/// Issue 20.3: the time budget of a synchronous file-cache hit also bounds the wait for the file
+/// The time budget of a synchronous file-cache hit also bounds the wait for the file
 /// cache's lock. A writer holding it (a journal compaction took 8 ms on the test machine) sends the
 /// read to the background instead of holding up the thread that called `manage`.
 @Suite(.offCooperativePool) struct SynchronousReadBudgetTests {

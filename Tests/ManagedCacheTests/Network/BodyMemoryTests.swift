@@ -12,7 +12,7 @@ import Darwin
 #endif
 
 /// A downloaded body kept in memory is stored at its size, not with the slack of a buffer grown
-/// chunk by chunk (issue 13, target 7): a decoder that keeps the bytes keeps that slack in the
+/// chunk by chunk: a decoder that keeps the bytes keeps that slack in the
 /// memory cache, which counts only the bytes.
 @Suite struct BodyMemoryTests {
     /// 100,000 bytes, grown by appending the pieces FoundationNetworking delivers, took a buffer

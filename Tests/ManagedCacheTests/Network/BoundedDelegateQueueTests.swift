@@ -5,7 +5,7 @@ import Testing
 @testable import ManagedCache
 
 #if !canImport(Darwin)
-/// The back-pressure of `URLSessionDataLoader` on Linux (issue 13, target 6): the delegate queue
+/// The back-pressure of `URLSessionDataLoader` on Linux (what keeps a large download out of memory): the delegate queue
 /// holds its producer (FoundationNetworking's work queue) while too many chunks wait, and never
 /// deadlocks when a consumer waits for that producer.
 @Suite(.offCooperativePool) struct BoundedDelegateQueueTests {

@@ -6,7 +6,7 @@ import Testing
 @testable import ManagedCache
 
 /// Without a file cache, a body past `inMemoryThreshold` goes to a temporary file instead of
-/// memory (issue 13, target 6): decoders get it back whole, mapped; a decoder that wants a file
+/// memory (a 200 MiB download must not be held in memory): decoders get it back whole, mapped; a decoder that wants a file
 /// gets the file itself (`FileURLDecoder` keeps it as long as its `DecodedFile`); the file is
 /// deleted once nothing keeps it, and when the download is cancelled or fails.
 @Suite struct DownloadSpoolTests {

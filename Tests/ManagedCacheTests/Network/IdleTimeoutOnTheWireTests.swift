@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// The idle timeout measures silence on a request that is on the wire, never the time a load
-/// waits for one of its host's connections (issue 15, item 3). Checked against the loopback
+/// waits for one of its host's connections. Checked against the loopback
 /// server's log of the requests it received.
 @Suite struct IdleTimeoutOnTheWireTests {
     /// The idle timeout of these tests: half of one slow load (5 s), 25 times the silence between

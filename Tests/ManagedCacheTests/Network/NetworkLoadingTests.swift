@@ -25,7 +25,7 @@ import Testing
     }
 
     /// The counters a load bumps from its own thread (requests sent, bytes) are kept apart from the
-    /// rest (issue 20); `statistics` adds them up and `resetStatistics` clears them too.
+    /// rest (so a load never takes the manager's lock to count); `statistics` adds them up and `resetStatistics` clears them too.
     @Test func resettingTheStatisticsClearsEveryCounter() async throws {
         let server = try LoopbackServer()
         server.setRoute("/a", .ok(fixtureBody("a", count: 10_000)))

@@ -4,13 +4,13 @@ import StreamingPayload
 import TestSupport
 import Testing
 
-/// Issue 13, target 6: a 200 MiB download from the loopback server at full speed, into a
+/// A 200 MiB download from the loopback server at full speed, into a
 /// `FileCache` or without one (the decoder wants a file URL: the body goes to a temporary file),
 /// keeps the downloading process's peak resident memory below 64 MiB above its baseline, and the
 /// file holds exactly the body. A child process (`StreamingMemoryChild`) downloads and measures
 /// its own memory (`/proc/self/status`, Linux), so nothing of this process, the server's 200 MiB
 /// body least of all, counts. Without back-pressure FoundationNetworking queues every chunk the
-/// disk has not taken yet: 201 MiB above baseline with a file cache in the issue's measurement.
+/// disk has not taken yet: 201 MiB above baseline with a file cache, measured before the back-pressure.
 @Suite(.offCooperativePool, .spawnsChildProcesses) struct StreamingMemoryTests {
     static let blocks = 200
     static let limit = 64 << 20

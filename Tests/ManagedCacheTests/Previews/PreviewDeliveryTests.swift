@@ -4,7 +4,7 @@ import ManagedCacheLocking
 import TestSupport
 import Testing
 
-/// Previews (issue 18.4), engine side: made from the bytes as they arrive, only for users that
+/// Previews, engine side: made from the bytes as they arrive, only for users that
 /// want them, throttled, never cached, and followed by the object or a failure.
 @Suite struct PreviewDeliveryTests {
     private let chunks: [Data?] = ["a\n", "b\n", "c\n", "d END"].map { Data($0.utf8) }

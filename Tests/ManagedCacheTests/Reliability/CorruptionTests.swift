@@ -10,7 +10,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Issue 6, item 4: entry files and the index damaged behind the cache's back while a manager
+/// Entry files and the index damaged behind the cache's back while a manager
 /// uses it. Users decode with `DataDecoder`, which accepts any bytes, so only the file cache's
 /// own checks stand between a damaged file and a user. Every damage is detected (reported as a
 /// corrupt entry), the damaged bytes are never delivered, and the key is reloaded from the

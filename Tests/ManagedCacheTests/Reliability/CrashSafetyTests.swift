@@ -11,16 +11,19 @@ import Glibc
 import Darwin
 #endif
 
-/// Issue 6, item 2: a child process writing to a file cache (streamed writes, commits, aborts,
+/// A child process writing to a file cache (streamed writes, commits, aborts,
 /// abandoned writers, reads, removals, metadata updates, trims, removeAll) is killed with SIGKILL
 /// at random moments, again and again on the same directory. After every kill the cache reopens
 /// and: every entry reads back byte-identical to what was committed under its key (the payload of
 /// its generation), no entry is an older version of a key than the last one committed (nothing
 /// resurrected), at most one entry per run is a commit the child did not live to report (the one
 /// under way at the kill), nothing partial is visible, no orphan file is left in `ready/` or
-/// `loading/`, and the limits hold.
+/// `loading/`, and the limits hold. The child also pins (at commit and by key) and unpins: every
+/// pin it reported is still in force, at that generation or a later one, with its bytes intact;
+/// no key it reported unpinned or removed comes back pinned; the pinned quota holds
+/// (`PinLedger`).
 ///
-/// `FileCacheCrashTests` does this a dozen times per cache type; this is the issue's scale and
+/// `FileCacheCrashTests` does this a dozen times per cache type; this is the reliability suite's scale and
 /// figure.
 @Suite(.offCooperativePool, .spawnsChildProcesses) struct CrashSafetyTests {
     /// Kills per cache type: 50 (100 in all), or `MANAGEDCACHE_CRASH_RUNS_PER_KIND` (at least 25,
@@ -38,7 +41,7 @@ import Darwin
     @Test func reopeningAfterSIGKILLAtRandomMomentsNeverShowsACorruptPartialOrOrphanedEntry() async throws {
         let tally = ReliabilityTally(item: "crash safety")
         let seed = UInt64.random(in: 1...1_000_000)
-        for figure in ["kills", "kills during open", "commits reported", "entries checked", "corrupt entries"] {
+        for figure in ["kills", "kills during open", "commits reported", "entries checked", "corrupt entries", "pins checked"] {
             tally.add(0, to: figure)
         }
         await withTaskGroup(of: Void.self) { group in
@@ -51,6 +54,7 @@ import Darwin
         #expect(tally.caseCount == 2 * Self.runsPerKind)
         #expect(tally.figure("corrupt entries") == 0)
         #expect(tally.figure("entries checked") > 0)
+        #expect(tally.figure("pins checked") > 0)
         #expect(tally.failureCount == 0)
     }
 
@@ -61,6 +65,7 @@ import Darwin
         /// The highest generation reported committed, per key (over all runs: generations only grow).
         var lastReported: [String: UInt64] = [:]
         var reported = Set<UInt64>()
+        var pins = PinLedger()
         for run in 0..<runsPerKind {
             let name = "\(kind.testDescription) run \(run) (seed \(seed))"
             tally.addCase(name)
@@ -94,6 +99,7 @@ import Darwin
                 lastReported[commit.key] = max(lastReported[commit.key] ?? 0, commit.generation)
             }
             tally.add(child.commits.count, to: "commits reported")
+            pins.apply(child.pinReports)
 
             let cache: any FileCaching
             do {
@@ -161,8 +167,12 @@ import Darwin
             tally.check(leftovers.isEmpty, name, "left in the root: \(leftovers)")
             let limits = Self.limits(kind)
             tally.check(
-                statistics.count <= limits.count && statistics.totalBytes <= limits.bytes, name,
-                "over the limits after reopening: \(statistics)")
+                statistics.count - statistics.pinnedCount <= limits.count && statistics.totalBytes - statistics.pinnedBytes <= limits.bytes,
+                name, "over the limits after reopening: \(statistics)")
+            tally.add(pins.pinned.count, to: "pins checked")
+            for problem in pins.check(cache, quota: CrashPayload.pinnedQuota(big: kind == .big)) {
+                tally.check(false, name, problem)
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ import Testing
 
 @_spi(Diagnostics) @testable import ManagedCache
 
-/// Issue 19, item 1: loads that are cancelled and started again leaked their file-cache writer's
+/// Loads that are cancelled and started again leaked their file-cache writer's
 /// descriptor in `loading/` (and the writer, receiver and fetch task holding it).
 ///
 /// The cause: `URLSessionDataLoader.load` registered its transfer with the session delegate only
@@ -161,7 +161,7 @@ import Testing
         func didReceive(_ chunk: Data) throws {}
     }
 
-    // MARK: - The issue's reproductions
+    // MARK: - The mixes that leaked
 
     /// 60 slowly served keys, 1,600 `manage` calls on one thread, users released at random, a
     /// loading buffer of 8: the same keys come back while their earlier loads are being

@@ -10,7 +10,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Issue 6, item 6: the file cache's disk misbehaves while a manager uses it: the directory is
+/// The file cache's disk misbehaves while a manager uses it: the directory is
 /// deleted, replaced by a file, made read-only, fills up, or becomes unreadable. Real file
 /// systems where the test may mount them (a 1 MiB tmpfs that fills up; a tmpfs remounted
 /// read-only), an injected failing `FileCaching` wrapper always (root ignores permissions, so

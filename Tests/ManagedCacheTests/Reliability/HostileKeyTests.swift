@@ -4,7 +4,7 @@ import ManagedCacheLocking
 import TestSupport
 import Testing
 
-/// Issue 6, item 3: more than 10,000 generated oids and URLs through a manager with a
+/// More than 10,000 generated oids and URLs through a manager with a
 /// `FileCache` (path traversal, absolute paths, NUL and control characters, very long keys,
 /// Unicode normalization and case variants, percent-encoding tricks, key-separator injection):
 /// no file is ever created outside the cache root, no key is ever served another key's bytes

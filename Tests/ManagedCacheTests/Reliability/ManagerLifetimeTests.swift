@@ -5,7 +5,7 @@ import ManagedCacheLocking
 import TestSupport
 import Testing
 
-/// Issue 6, item 8: a manager that is deallocated cancels its loads and frees everything. Weak
+/// A manager that is deallocated cancels its loads and frees everything. Weak
 /// references to the manager, its URLSession loader, its file cache, its users, what their
 /// handlers capture, its decoders and the objects it decoded all become nil (checked with
 /// bounded waits); the loopback server sees every in-flight connection closed; users of loads

@@ -4,7 +4,7 @@ import ManagedCache
 import TestSupport
 import Testing
 
-/// Issue 6, item 1: every way a server or the network can fail a download, through the real
+/// Every way a server or the network can fail a download, through the real
 /// `URLSession` loader against the loopback server, with a `FileCache` attached. For each fault:
 /// the right typed error, every user told once, nothing in the memory cache or on disk, no hang,
 /// an `await` caller told the same (or, for a permanent failure, told it failed recently without
@@ -160,7 +160,10 @@ import Testing
             configuration.eventHandler = events.handler
         }
         let path = "/fault/\(name)"
-        server.setRoute(path, fault.response)
+        // Held until the three users below are managed: a fault answered at once could otherwise
+        // end the first user's load before the others join it (they are then rightly told that
+        // the key failed recently, and the test would measure the machine's speed).
+        let gate = GatedRoute(server, path: path, response: fault.response)
         let request = ObjectRequest(url: server.url(path))
         let decoder = FramedDecoder()
 
@@ -171,6 +174,7 @@ import Testing
             RecordingUser(request, decoder: decoder, delivery: .mainQueue),
         ]
         for user in users { manager.manage(user) }
+        gate.open()
         let told = await waitUntil { users.allSatisfy { $0.finalCallbackCount >= 1 } }
         guard tally.check(told, name, "not every user was told within \(waitBound) s (a hang)") else { return }
         tally.check(

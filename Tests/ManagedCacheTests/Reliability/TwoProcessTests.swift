@@ -5,7 +5,7 @@ import Testing
 
 @testable import ManagedCache
 
-/// Issue 6, item 7: two processes, one cache directory (an app and its extension). This process
+/// Two processes, one cache directory (an app and its extension). This process
 /// and a child (`FileCacheCrashWriter ... share`) read, write, remove and trim the same keys of
 /// the same directory at once, with the same limits. Every read on either side returns exactly
 /// the bytes committed for the entry's generation, or finds the entry replaced or evicted since

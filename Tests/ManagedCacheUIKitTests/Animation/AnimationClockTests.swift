@@ -1,7 +1,7 @@
 import ManagedCacheUIKit
 import Testing
 
-/// The playback clock on a virtual clock (issue 18.3): times are plain numbers the test chooses.
+/// The playback clock on a virtual clock: times are plain numbers the test chooses.
 @Suite struct AnimationClockTests {
     /// Frames of 100, 50 and 250 ms: 400 ms a loop.
     private let animation = AnimationInfo(frameDurations: [0.1, 0.05, 0.25], loopCount: .forever)

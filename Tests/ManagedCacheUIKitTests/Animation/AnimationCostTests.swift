@@ -5,7 +5,7 @@ import ManagedCacheUIKit
 import TestSupport
 import Testing
 
-/// An animated image's memory-cache cost counts its frame buffer (issue 18.3): a list of GIFs
+/// An animated image's memory-cache cost counts its frame buffer: a list of GIFs
 /// cannot grow the memory past the cache's limit.
 @Suite struct AnimationCostTests {
     private func fixture(_ name: String) throws -> Data {

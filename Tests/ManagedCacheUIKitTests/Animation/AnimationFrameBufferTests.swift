@@ -6,7 +6,7 @@ import Testing
 
 @testable import ManagedCacheUIKit
 
-/// The shared frame buffer (issue 18.3) with frames that are plain values: decoded on demand off
+/// The shared frame buffer with frames that are plain values: decoded on demand off
 /// the asking thread, once however many views ask, within its byte limit.
 @Suite struct AnimationFrameBufferTests {
     /// Records each decode, and can hold decodes back.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ManagedCacheUIKit
 
-/// One view's playback decision (issue 18.3), on a virtual clock: runs only in a window with
+/// One view's playback decision, on a virtual clock: runs only in a window with
 /// animation allowed and Reduce Motion off, first frame only otherwise, skips frames when behind.
 @Suite struct AnimationPlayheadTests {
     /// Four frames of 100 ms, looping forever.

@@ -2,7 +2,7 @@ import Foundation
 import ManagedCacheUIKit
 import Testing
 
-/// Issue 11.8: a photo stored sideways with an EXIF orientation (5–8) is planned, sized and
+/// A photo stored sideways with an EXIF orientation (5–8) is planned, sized and
 /// costed upright.
 @Suite struct OrientationTests {
     @Test func aSidewaysPhotoIsUprightInSizeAndInItsResizePlan() throws {

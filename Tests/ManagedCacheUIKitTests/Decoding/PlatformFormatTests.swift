@@ -2,7 +2,7 @@ import Foundation
 import ManagedCacheUIKit
 import Testing
 
-/// Issue 11.9: formats the structural validators do not know (HEIC, AVIF, TIFF, …) are judged by
+/// Formats the structural validators do not know (HEIC, AVIF, TIFF, …) are judged by
 /// a platform decoder (ImageIO on Apple platforms); on Linux they are unknown. The decision and the
 /// mapping from ImageIO's type identifiers are platform-neutral.
 @Suite struct PlatformFormatTests {
@@ -32,7 +32,7 @@ import Testing
     }
 }
 
-/// Issue 11.7: a resized bitmap keeps an opaque source opaque and an RGB source's colour space.
+/// A resized bitmap keeps an opaque source opaque and an RGB source's colour space.
 @Suite struct RedrawLayoutTests {
     @Test func opaqueStaysOpaqueAndRGBSpacesAreKept() {
         let opaqueP3 = RedrawLayout(sourceHasAlpha: false, sourceIsRGB: true)

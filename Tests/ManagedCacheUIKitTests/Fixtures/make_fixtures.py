@@ -101,7 +101,7 @@ def main():
         save_all=True, append_images=webp_frames[1:], duration=100, loop=0, quality=80,
     )
     print(f"animated.webp: 20x12, {os.path.getsize(os.path.join(HERE, 'animated.webp'))} bytes")
-    # Animation timing (issue 18.3): per-frame durations, tiny GIF delays and loop counts.
+    # Animation timing: per-frame durations, tiny GIF delays and loop counts.
     # GIF: delays of 0, 10, 20 and 110 ms (Pillow writes no graphic control extension for the
     # first frame, then hundredths 1, 2 and 11) and NETSCAPE2.0 loop count 2. Browsers play the
     # two tiny delays at 100 ms and the file three times.

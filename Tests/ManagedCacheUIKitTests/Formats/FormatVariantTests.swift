@@ -40,7 +40,7 @@ import Testing
         #expect(images[1]?.transformations == ["large post"])
         #expect(images[2] == images[0], "users of one format share one image")
 
-        let keys = Set(manager.memoryCache.keysByRecency)
+        let keys = Set(manager.memoryCache.keysFromMostRecent)
         #expect(
             keys == [
                 ObjectKey(dataKey: url.absoluteString, variant: "image/thumb"),

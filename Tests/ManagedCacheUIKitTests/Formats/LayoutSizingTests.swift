@@ -1,7 +1,7 @@
 import ManagedCacheUIKit
 import Testing
 
-/// Issue 11.5: the view-size decision behind `ManagedImageView`'s and `ManagedImage`'s default
+/// The view-size decision behind `ManagedImageView`'s and `ManagedImage`'s default
 /// formats.
 @Suite struct LayoutSizingTests {
     let sizing = LayoutSizing()

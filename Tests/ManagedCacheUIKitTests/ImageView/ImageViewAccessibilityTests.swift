@@ -4,7 +4,7 @@ import ManagedCacheUIKit
 import TestSupport
 import Testing
 
-/// Issue 11.14: the view's accessibility value follows its state (the app sets the label).
+/// The view's accessibility value follows its state (the app sets the label).
 @Suite struct ImageViewAccessibilityTests {
     @Test func theValueSaysLoadingThenNothingOnceTheImageShows() async throws {
         let loader = ScriptedDataLoader()

@@ -6,7 +6,7 @@ import ManagedCacheUIKit
 import Testing
 import TestSupport
 
-/// Issue 15.1 for the image view: a view given a new signed URL with the same oid, while the first
+/// A view given a new signed URL with the same oid, while the first
 /// URL still loads or after it was shown, shows the image (once) instead of spinning forever.
 /// (The view has no headers or policy of its own, so a new URL is the change it can make.)
 @Suite struct ImageViewRemanageTests {

@@ -15,8 +15,8 @@ private final class Switch: Sendable {
     var isOn: Bool { state.withLock { $0 } }
 }
 
-/// Issue 18.1 for the image view: given an image and an oid, it shows it, stores it, and a later
-/// load of the oid is a memory hit.
+/// An image view given an image and an oid shows it and stores it, and a later load of the oid
+/// is a memory hit.
 @Suite struct ImageViewStoredImageTests {
     @Test func theViewShowsTheImageAtOnceAndALaterLoadOfTheOidIsAMemoryHit() async throws {
         let server = try LoopbackServer()

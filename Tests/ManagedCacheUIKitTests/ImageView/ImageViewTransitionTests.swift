@@ -27,7 +27,7 @@ private func heldFormat(_ open: Switch) -> ImageCacheFormat {
         ])
 }
 
-/// Issue 18.2: when the image view animates an image in, decided by the view core and visible
+/// When the image view animates an image in, decided by the view core and visible
 /// in the headless view's display.
 @Suite struct ImageViewTransitionTests {
     @Test func anImageFromTheNetworkFadesInAfterThePlaceholderAndNothingElseAnimates() async throws {

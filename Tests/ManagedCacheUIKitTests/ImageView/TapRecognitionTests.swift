@@ -4,7 +4,7 @@ import ManagedCacheUIKit
 import TestSupport
 import Testing
 
-/// Issue 11.6: an image view listens for taps only while something wants them, so an image in a
+/// An image view listens for taps only while something wants them, so an image in a
 /// table or collection view cell does not swallow row selection.
 @Suite struct TapRecognitionTests {
     @Test func aViewListensForTapsOnlyWhileAHandlerOrADelegateWantsThem() {

@@ -23,7 +23,7 @@ import Testing
         let first = Results()
         #expect(manager.image(for: url, completion: first.append) == nil)
         #expect(await waitUntil { first.all.count == 1 })
-        #expect(try first.all[0].get() == expected)
+        #expect(try #require(first.all.first).get() == expected)
 
         let second = Results()
         #expect(manager.image(for: url, completion: second.append) == expected)
@@ -37,7 +37,7 @@ import Testing
         #expect(loader.requestCount("a") == 1)
     }
 
-    /// Issue 11.2: the UIKit form's completion is `@MainActor` in its type (it may touch views)
+    /// The UIKit form's completion is `@MainActor` in its type (it may touch views)
     /// and runs there (on the main queue); a hit returns at once without calling it.
     @MainActor @Test func theMainActorFormCallsBackOnTheMainThread() async throws {
         let loader = ScriptedDataLoader()
@@ -55,20 +55,21 @@ import Testing
                     results.append(result)
                 }) == nil)
         #expect(await waitUntil { results.all.count == 1 })
-        #expect(try results.all[0].get() == expected)
+        #expect(try #require(results.all.first).get() == expected)
         #expect(onMainThread.withLock { $0 } == [true])
         #expect(manager.image(for: url, onMainActor: { results.append($0) }) == expected)
         #expect(results.all.count == 1)
     }
 
-    @Test func aFailureReachesTheCompletionWithItsTypedError() async {
+    @Test func aFailureReachesTheCompletionWithItsTypedError() async throws {
         let loader = ScriptedDataLoader()
         loader.script("missing", .failure(.httpStatus(code: 404)))
         let manager = makeImageManager(loader: loader)
         let results = Results()
         #expect(manager.image(for: ScriptedDataLoader.url("missing"), completion: results.append) == nil)
         #expect(await waitUntil { results.all.count == 1 })
-        #expect(throws: ManagedCacheError.httpStatus(code: 404)) { try results.all[0].get() }
+        let result = try #require(results.all.first)
+        #expect(throws: ManagedCacheError.httpStatus(code: 404)) { try result.get() }
     }
 
     @Test func theAsyncFormAndRemovalWorkPerFormat() async throws {
@@ -93,7 +94,7 @@ import Testing
         #expect(configuration.fileCache == nil)
     }
 
-    /// Issue 14.6: with no manager given, image views get an image-tuned manager that keeps its
+    /// With no manager given, image views get an image-tuned manager that keeps its
     /// downloads in a file cache, in the user's caches directory.
     @Test func theDefaultImageConfigurationKeepsDownloadsInAFileCache() throws {
         let directory = TemporaryDirectory()

@@ -7,7 +7,7 @@ import Testing
 
 @testable import ManagedCache
 
-/// Issue 18.1 for images: `storeImage`, and what images encode to.
+/// Storing images: `storeImage`, and what images encode to.
 @Suite struct StoreImageTests {
     private func tagging(_ name: String, runs: Counter) -> ClosureImageProcessor {
         ClosureImageProcessor(identifier: name) { image in

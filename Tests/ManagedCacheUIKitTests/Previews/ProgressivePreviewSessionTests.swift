@@ -3,8 +3,8 @@ import ManagedCache
 import ManagedCacheUIKit
 import Testing
 
-/// `ImageDecoder`'s preview session on Linux (issue 18.4): a stage per completed scan, previews
-/// marked as such and carrying the partial bytes, nothing kept for other images.
+/// `ImageDecoder`'s preview session on Linux: a stage per completed scan, previews
+/// marked as such and carrying the complete scans so far as a whole file, nothing kept for other images.
 @Suite struct ProgressivePreviewSessionTests {
     private let scanEnds = ProgressiveScanDetectorTests.scanEnds
 
@@ -22,7 +22,11 @@ import Testing
                 let preview = try #require(session.makePreview())
                 #expect(preview.isPreview)
                 #expect(preview.preview == ImagePreview(completedScans: index + 1, receivedBytes: end + 2))
-                #expect(preview.encodedData == data.prefix(end + 2))
+                // The complete scans closed with EOI: a whole JPEG file, as coarse as its scans.
+                let file = try #require(preview.encodedData)
+                #expect(file == data.prefix(end) + [0xFF, 0xD9])
+                let info = try ImageValidator.validate(file)
+                #expect(info.format == .jpeg && info.pixelWidth == 64 && info.pixelHeight == 48)
                 #expect(preview.pixelSize == PixelSize(width: 64, height: 48))
             } else {
                 #expect(step == .finished)  // EOI: the image itself follows

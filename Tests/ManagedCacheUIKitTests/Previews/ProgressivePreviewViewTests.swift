@@ -6,7 +6,7 @@ import ManagedCacheUIKit
 import Testing
 import TestSupport
 
-/// Progressive previews end to end on Linux (issue 18.4): the real progressive JPEG served by the
+/// Progressive previews end to end on Linux: the real progressive JPEG served by the
 /// loopback server a scan at a time, into a headless `ManagedImageView`.
 @Suite struct ProgressivePreviewViewTests {
     /// Where the marker after each scan starts (see `ProgressiveScanDetectorTests`).

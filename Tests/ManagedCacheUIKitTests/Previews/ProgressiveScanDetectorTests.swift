@@ -5,7 +5,7 @@ import Testing
 @testable import ManagedCacheUIKit
 
 /// Scan boundaries of the real progressive JPEG (Pillow, Fixtures/progressive.jpg) found from
-/// partial bytes (issue 18.4).
+/// partial bytes.
 @Suite struct ProgressiveScanDetectorTests {
     /// Where the marker after each of the file's ten scans starts (the last one is EOI), as a
     /// separate marker walk (Python, when the fixture was made) found them.

@@ -64,7 +64,7 @@ private struct Refusing: ImageProcessor {
     func process(_ image: DecodedImage) throws -> DecodedImage { throw Refusal() }
 }
 
-/// Issue 18.5: processors run in order, once per key and variant, off the main thread, their
+/// Processors run in order, once per key and variant, off the main thread, their
 /// variants keyed and cached apart and sharing one download; on Linux without pixels.
 @Suite struct ProcessingTests {
     @Test func onLinuxTheBuiltInsWorkOutTheResultsSizeAndRecordWhatTheyDid() throws {
@@ -151,7 +151,7 @@ private struct Refusing: ImageProcessor {
         #expect(users[0].objects[0].transformations == ["circle", "c"])
         #expect(users[3].objects[0].transformations == ["blur(2.0)", "b"])
         #expect(users[1].objects[0] == users[0].objects[0] && users[4].objects[0] == users[3].objects[0])
-        let keys = Set(manager.memoryCache.keysByRecency.map(\.variant))
+        let keys = Set(manager.memoryCache.keysFromMostRecent.map(\.variant))
         #expect(keys == [circle.identifier, blur.identifier])
         #expect(manager.cachedObject(for: request, decoder: circle)?.pixelSize == PixelSize(width: 30, height: 30))
         #expect(manager.cachedObject(for: request, decoder: ImageDecoder()) == nil, "the original was never asked for")

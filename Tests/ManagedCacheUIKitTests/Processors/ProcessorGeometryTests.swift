@@ -4,7 +4,7 @@ import Testing
 
 @testable import ManagedCacheUIKit
 
-/// Issue 18.5: what each built-in processor decides (identifiers, sizes, rectangles, clips, box
+/// What each built-in processor decides (identifiers, sizes, rectangles, clips, box
 /// sizes, orientation transforms): the decisions the Apple drawing follows, tested here.
 @Suite struct ProcessorGeometryTests {
     @Test func identifiersNameEveryParameterAndAChainJoinsThemInOrder() {

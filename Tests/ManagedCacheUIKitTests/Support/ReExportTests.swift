@@ -1,5 +1,5 @@
 // Deliberately no `import ManagedCache`: this file compiles only if `ManagedCacheUIKit`
-// re-exports it (issue 14.5).
+// re-exports it.
 import Foundation
 import ManagedCacheUIKit
 import Testing

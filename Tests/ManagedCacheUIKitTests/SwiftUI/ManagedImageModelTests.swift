@@ -5,7 +5,7 @@ import ManagedCacheUIKit
 import TestSupport
 import Testing
 
-/// Issue 12.5: the platform-neutral model of the SwiftUI `ManagedImage`, against the loopback
+/// The platform-neutral model of the SwiftUI `ManagedImage`, against the loopback
 /// server. Main-actor tests: the model is a `MainActorObjectUser`.
 @MainActor @Suite struct ManagedImageModelTests {
     let server: LoopbackServer

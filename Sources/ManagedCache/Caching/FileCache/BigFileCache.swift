@@ -19,6 +19,9 @@ import Foundation
 ///   every commit from an expiry queue (cost proportional to what expired), never returned.
 /// - **LRU within a slice.** Eviction order is least recently used among the slice's entries,
 ///   not over the whole cache.
+/// - **Pinned entries stay.** Pinned entries (``pin(forKey:)``, `store(_:forKey:metadata:pinned:)`)
+///   are in no slice's eviction order and never expire: passes skip them at no cost. They count
+///   against the pinned quota (`pinnedByteLimit`), not the limits.
 ///
 /// Costs: opening maps the index journal and lists only the small `sessions/` and `loading/`
 /// directories: no bucket listing, no stat per entry. The journal is replayed into the index (one
@@ -45,6 +48,22 @@ public final class BigFileCache: FileCaching {
         /// How long an entry stays valid after its commit, unless its metadata has an
         /// `expirationDate` (which then decides). Default: forever.
         public var maximumAge: TimeInterval?
+        /// The most bytes of pinned entries to keep, on top of `byteLimit`: pinned entries are
+        /// outside the byte and count limits, and a store or pin that would go past this fails
+        /// with ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)``.
+        /// Default ``defaultPinnedByteLimit`` (512 MiB); `nil`: unlimited.
+        public var pinnedByteLimit: Int?
+
+        /// The default pinned quota: 512 MiB. Pins are what a user asked to keep, so the quota
+        /// must hold an offline reading list's images or a user's own uploads without tuning;
+        /// a bound, rather than none, keeps a loop that pins every load from filling the device.
+        public static let defaultPinnedByteLimit = 512 << 20
+
+        /// The Data Protection class of the files the cache creates, on Apple platforms (no effect
+        /// elsewhere). Default ``FileProtection/completeUntilFirstUserAuthentication``: readable once
+        /// the user has unlocked the device after a restart, so background work keeps working; see
+        /// ``FileProtection`` for the trade-off.
+        public var fileProtection: FileProtection
 
         /// Creates a configuration; every limit defaults to unlimited.
         ///
@@ -52,27 +71,37 @@ public final class BigFileCache: FileCaching {
         ///   - byteLimit: The most bytes of entry data to keep. Default `nil`: unlimited.
         ///   - countLimit: The most entries to keep. Default `nil`: unlimited.
         ///   - maximumAge: Seconds an entry stays valid after its commit. Default `nil`: forever.
-        public init(byteLimit: Int? = nil, countLimit: Int? = nil, maximumAge: TimeInterval? = nil) {
+        ///   - pinnedByteLimit: The most bytes of pinned entries, on top of `byteLimit`. Default
+        ///     ``defaultPinnedByteLimit`` (512 MiB); `nil`: unlimited.
+        ///   - fileProtection: The Data Protection class of the cache's files on Apple platforms.
+        ///     Default ``FileProtection/completeUntilFirstUserAuthentication``.
+        public init(
+            byteLimit: Int? = nil, countLimit: Int? = nil, maximumAge: TimeInterval? = nil,
+            pinnedByteLimit: Int? = BigFileCache.Configuration.defaultPinnedByteLimit,
+            fileProtection: FileProtection = .completeUntilFirstUserAuthentication
+        ) {
             self.byteLimit = byteLimit
             self.countLimit = countLimit
             self.maximumAge = maximumAge
+            self.pinnedByteLimit = pinnedByteLimit
+            self.fileProtection = fileProtection
         }
     }
 
-    /// What one trim pass did.
-    public struct TrimPassReport: Sendable, Hashable {
+    /// What one trim pass did (for the tests and benchmarks).
+    package struct TrimPassReport: Sendable, Hashable {
         /// Which tenth of the buckets the pass worked on (0 to 9).
-        public var slice: Int
+        package var slice: Int
         /// How many bucket directories the slice covers (25 or 26 of 256).
-        public var bucketsVisited: Int
+        package var bucketsVisited: Int
         /// Entries in the slice when the pass started.
-        public var entriesInSlice: Int
+        package var entriesInSlice: Int
         /// Entries the pass looked at (the slice's entries when some can expire, plus eviction candidates).
-        public var entriesExamined: Int
+        package var entriesExamined: Int
         /// Entries the pass deleted.
-        public var entriesRemoved: Int
+        package var entriesRemoved: Int
         /// Bytes the pass deleted.
-        public var bytesRemoved: Int
+        package var bytesRemoved: Int
 
         /// Creates a report.
         ///
@@ -83,7 +112,7 @@ public final class BigFileCache: FileCaching {
         ///   - entriesExamined: Entries the pass looked at.
         ///   - entriesRemoved: Entries the pass deleted.
         ///   - bytesRemoved: Bytes the pass deleted.
-        public init(
+        package init(
             slice: Int, bucketsVisited: Int, entriesInSlice: Int, entriesExamined: Int,
             entriesRemoved: Int, bytesRemoved: Int
         ) {
@@ -97,9 +126,9 @@ public final class BigFileCache: FileCaching {
     }
 
     /// The number of bucket directories under `ready/`.
-    public static let bucketCount = 256
+    package static let bucketCount = 256
     /// The number of passes in which every bucket is visited once.
-    public static let passesPerRotation = 10
+    package static let passesPerRotation = 10
 
     /// The cache's root directory.
     public let directory: URL
@@ -131,8 +160,8 @@ public final class BigFileCache: FileCaching {
             directory: directory, kind: .bucketed,
             limits: CacheLimits(
                 byteLimit: configuration.byteLimit, countLimit: configuration.countLimit,
-                maximumAge: configuration.maximumAge),
-            clock: clock, replaysInBackground: replaysInBackground)
+                maximumAge: configuration.maximumAge, pinnedByteLimit: configuration.pinnedByteLimit),
+            clock: clock, replaysInBackground: replaysInBackground, protection: configuration.fileProtection)
     }
 
     /// The complete, unexpired entry for `key`, or nil; a hit makes it the most recently used in
@@ -171,6 +200,21 @@ public final class BigFileCache: FileCaching {
         try store.makeWriter(forKey: key)
     }
 
+    /// Starts an invisible entry for `key`, as ``makeWriter(forKey:)`` does, that is pinned when
+    /// it commits if `pinned` is true. The pin is part of the commit's one journal record, so a
+    /// crash keeps both or neither. A key already pinned stays pinned whatever `pinned` says.
+    ///
+    /// - Parameters:
+    ///   - key: The data key the entry will be committed under.
+    ///   - pinned: Whether the committed entry is pinned.
+    /// - Returns: A writer whose commit throws
+    ///   ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)``, leaving the
+    ///   key's previous entry, when a pinned entry does not fit the pinned quota.
+    /// - Throws: ``FileCacheError/io(operation:errno:)``.
+    public func makeWriter(forKey key: String, pinned: Bool) throws -> any FileCacheWriter {
+        try store.makeWriter(forKey: key, pinned: pinned)
+    }
+
     /// Stores `data` under `key` in one step, replacing any previous entry.
     ///
     /// - Parameters:
@@ -184,6 +228,61 @@ public final class BigFileCache: FileCaching {
         try store.store(data, forKey: key, metadata: metadata)
     }
 
+    /// Stores `data` under `key` in one step, replacing any previous entry, and pins it when
+    /// `pinned` is true, atomically with the commit. A key already pinned stays pinned.
+    ///
+    /// ```swift
+    /// let cache = try BigFileCache(directory: cachesDirectory.appendingPathComponent("saved"))
+    /// try cache.store(Data("my avatar".utf8), forKey: "me/avatar", pinned: true)  // kept until unpinned or removed
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - data: The bytes to store.
+    ///   - key: The data key to store them under.
+    ///   - metadata: What to keep beside them. Default: empty.
+    ///   - pinned: Whether the entry is pinned.
+    /// - Returns: The committed entry.
+    /// - Throws: ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)`` when a
+    ///   pinned entry does not fit the pinned quota, ``FileCacheError/io(operation:errno:)`` when
+    ///   the disk refuses; nothing is stored then and the key's previous entry stays.
+    @discardableResult
+    public func store(
+        _ data: Data, forKey key: String, metadata: FileCacheMetadata = FileCacheMetadata(), pinned: Bool
+    ) throws -> FileCacheEntry {
+        try store.store(data, forKey: key, metadata: metadata, pinned: pinned)
+    }
+
+    /// Pins `key`'s entry: no limit, trim or expiry removes it from now on; removals and
+    /// `removeAll` still do. Its bytes move from the byte limit to the pinned quota. Journaled at
+    /// once, so the pin survives a crash and a relaunch.
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Returns: The pinned entry.
+    /// - Throws: ``FileCacheError/noEntry(key:)`` when the key has no unexpired entry,
+    ///   ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)`` when it does not
+    ///   fit the pinned quota (it stays unpinned), ``FileCacheError/io(operation:errno:)``.
+    @discardableResult
+    public func pin(forKey key: String) throws -> FileCacheEntry {
+        try store.pin(forKey: key)
+    }
+
+    /// Unpins `key`'s entry, if it is pinned: it is the most recently used entry under the
+    /// limits again, and expires by its age. Nothing happens when the key has no entry.
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when the index cannot be written (the
+    ///   entry stays pinned).
+    public func unpin(forKey key: String) throws {
+        try store.unpin(forKey: key)
+    }
+
+    /// The pinned entries, with their sizes, most recently used first.
+    ///
+    /// - Returns: Every pinned entry.
+    public func pinnedEntries() -> [FileCacheEntry] {
+        store.pinnedEntries()
+    }
+
     /// Replaces the metadata of `key`'s entry; does nothing when the key has no entry.
     ///
     /// - Parameters:
@@ -194,17 +293,40 @@ public final class BigFileCache: FileCaching {
         try store.updateMetadata(metadata, forKey: key)
     }
 
-    /// Removes `key`'s entry, if any.
+    /// Removes `key`'s entry, if any, and deletes its file. On a full disk too: the file is
+    /// deleted even when the index cannot record the removal, and the entry does not come back
+    /// (the next opening reconciles, as after a crash). Only when the disk refuses both (a
+    /// read-only volume) does the entry come back at the next opening: see
+    /// ``removeEntryReportingFailure(forKey:)``.
     ///
     /// - Parameter key: The entry's data key.
     public func removeEntry(forKey key: String) {
-        store.removeEntry(forKey: key)
+        try? store.removeEntry(forKey: key)
     }
 
-    /// Removes every entry; the cache stays usable.
+    /// Removes `key`'s entry, as ``removeEntry(forKey:)`` does, and throws when the removal does
+    /// not last (the disk refused both deleting the file and recording the removal).
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when the entry comes back at the next opening.
+    public func removeEntryReportingFailure(forKey key: String) throws {
+        try store.removeEntry(forKey: key)
+    }
+
+    /// Removes every entry and deletes their files; the cache stays usable. On a full disk
+    /// too: the files are deleted first, and the entries do not come back.
     public func removeAll() {
         store.removeAllPartials()
-        store.removeAll()
+        try? store.removeAll()
+    }
+
+    /// Removes every entry, as ``removeAll()`` does, and throws when that does not last (files
+    /// that could be neither deleted nor forgotten by the index: a read-only volume).
+    ///
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when entries come back at the next opening.
+    public func removeAllReportingFailure() throws {
+        store.removeAllPartials()
+        try store.removeAll()
     }
 
     /// The bytes of an interrupted download of `key`, kept to resume it (in `partial/`).
@@ -224,6 +346,18 @@ public final class BigFileCache: FileCaching {
         try store.makeWriter(resuming: partial)
     }
 
+    /// A writer continuing `partial`, pinned at its commit when `pinned` is true (see
+    /// ``makeWriter(forKey:pinned:)``).
+    ///
+    /// - Parameters:
+    ///   - partial: What ``partialDownload(forKey:)`` returned.
+    ///   - pinned: Whether the committed entry is pinned.
+    /// - Returns: A writer that appends to the kept bytes.
+    /// - Throws: ``FileCacheError`` when the kept bytes are gone or cannot be reopened.
+    public func makeWriter(resuming partial: PartialDownload, pinned: Bool) throws -> any FileCacheWriter {
+        try store.makeWriter(resuming: partial, pinned: pinned)
+    }
+
     /// Drops the kept bytes of an interrupted download of `key`.
     ///
     /// - Parameter key: The data key of the interrupted download.
@@ -238,11 +372,11 @@ public final class BigFileCache: FileCaching {
     }
 
     /// Runs exactly one pass on the next tenth of the buckets and reports what it did; nil when
-    /// the disk is unusable.
+    /// the disk is unusable (for the tests and benchmarks).
     ///
     /// - Returns: What the pass examined and deleted, or `nil` when the disk is unusable.
     @discardableResult
-    public func trimPass() -> TrimPassReport? {
+    package func trimPass() -> TrimPassReport? {
         store.trimPass()
     }
 

@@ -3,6 +3,11 @@ import Foundation
 /// The in-memory index of a cache: entries by key, an LRU list per bucket, totals, and an
 /// expiry heap. Plain data, guarded by `CacheStore`'s mutex; nothing here does I/O.
 ///
+/// Pinned entries are apart: they live in a list of their own (`pinnedList`, in use order),
+/// never in a bucket's LRU list, never in the expiry heap, and the bucket totals leave them out.
+/// So every eviction (which walks the bucket lists) and every expiry (which pops the heap) passes
+/// them by at no cost, and the limits are checked against `unpinnedCount` and `unpinnedBytes`.
+///
 /// Slots live in one array and are linked by index, so a hit moves no memory and allocates nothing.
 /// Sendable: a deferred opening builds one outside the mutex and moves it in.
 struct CacheIndex: Sendable {
@@ -12,6 +17,11 @@ struct CacheIndex: Sendable {
     private(set) var buckets: [BucketList]
     private(set) var count = 0
     private(set) var totalBytes = 0
+    /// Pinned entries among `count`, and their bytes among `totalBytes`.
+    private(set) var pinnedCount = 0
+    private(set) var pinnedBytes = 0
+    /// The pinned entries, linked through their slots' `newer` / `older` like a bucket's list.
+    private(set) var pinnedList = BucketList()
     /// The sum of the live entries' `add` record sizes: about what a compacted journal holds.
     private(set) var recordBytes = 0
     /// How many live entries have a finite expiry.
@@ -36,6 +46,11 @@ struct CacheIndex: Sendable {
         self.presence = presence
     }
 
+    /// The entries the byte and count limits apply to: those not pinned.
+    var unpinnedCount: Int { count - pinnedCount }
+    /// The bytes the byte limit applies to: those of the entries not pinned.
+    var unpinnedBytes: Int { totalBytes - pinnedBytes }
+
     /// Prepares for `capacity` entries (at open, from the journal's size).
     mutating func reserve(_ capacity: Int) {
         slots.reserveCapacity(capacity)
@@ -55,8 +70,8 @@ struct CacheIndex: Sendable {
         positions[IndexKey(key)]
     }
 
-    /// When an entry committed at `created` with `metadata` expires: its own expiration date,
-    /// else `created + maximumAge`, else never.
+    /// When an entry committed at `created` with `metadata` expires if it is not pinned: its own
+    /// expiration date, else `created + maximumAge`, else never. (A pinned entry never expires.)
     func expiry(created: Double, metadata: FileCacheMetadata) -> Double {
         if let date = metadata.expirationDate { return date.timeIntervalSinceReferenceDate }
         if let maximumAge { return created + maximumAge }
@@ -66,7 +81,7 @@ struct CacheIndex: Sendable {
     /// Inserts `record` as the most recent entry, replacing any entry of the same key (returned).
     @discardableResult
     mutating func insert(_ record: EntryRecord, bucket: Int, recordBytes size: Int) -> (slot: Int32, replaced: IndexSlot?) {
-        let expires = expiry(created: record.created, metadata: record.metadata)
+        let expires = record.pinned ? .infinity : expiry(created: record.created, metadata: record.metadata)
         useCounter += 1
         let slotValue = IndexSlot(
             record: record, expires: expires, useSequence: useCounter, bucket: Int32(bucket),
@@ -90,12 +105,7 @@ struct CacheIndex: Sendable {
         count += 1
         totalBytes += record.size
         recordBytes += size
-        buckets[bucket].count += 1
-        buckets[bucket].bytes += record.size
-        if expires.isFinite {
-            expiringCount += 1
-            expiries.push(ExpiryItem(expires: expires, slot: slot, version: record.id.version))
-        }
+        addToTotals(slot)
         return (slot, replaced)
     }
 
@@ -120,8 +130,13 @@ struct CacheIndex: Sendable {
         count -= 1
         totalBytes -= removed.record.size
         recordBytes -= Int(removed.recordBytes)
-        buckets[Int(removed.bucket)].count -= 1
-        buckets[Int(removed.bucket)].bytes -= removed.record.size
+        if removed.record.pinned {
+            pinnedCount -= 1
+            pinnedBytes -= removed.record.size
+        } else {
+            buckets[Int(removed.bucket)].count -= 1
+            buckets[Int(removed.bucket)].bytes -= removed.record.size
+        }
         if removed.expires.isFinite { expiringCount -= 1 }
         if expiries.count > 2 * count + 64 { rebuildExpiries() }
         return removed
@@ -136,12 +151,56 @@ struct CacheIndex: Sendable {
         linkNewest(slot)
     }
 
-    /// Replaces the entry's metadata (and with it its expiry).
+    /// Pins or unpins the entry: it moves to the other list as its most recent entry (a pin or an
+    /// unpin counts as a use, so each list stays in use order), its bytes to the other total, and
+    /// its expiry is dropped (pinned) or computed again (unpinned).
+    mutating func setPinned(_ slot: Int32, _ pinned: Bool) {
+        let old = slots[Int(slot)]
+        guard old.live, old.record.pinned != pinned else { return }
+        unlink(slot)
+        if old.record.pinned {
+            pinnedCount -= 1
+            pinnedBytes -= old.record.size
+        } else {
+            buckets[Int(old.bucket)].count -= 1
+            buckets[Int(old.bucket)].bytes -= old.record.size
+        }
+        if old.expires.isFinite { expiringCount -= 1 }
+        var record = old.record
+        record.pinned = pinned
+        slots[Int(slot)].record = record
+        slots[Int(slot)].expires = pinned ? .infinity : expiry(created: record.created, metadata: record.metadata)
+        let size = JournalEncoder.addRecordSize(record)
+        recordBytes += size - Int(old.recordBytes)
+        slots[Int(slot)].recordBytes = Int32(clamping: size)
+        useCounter += 1
+        slots[Int(slot)].useSequence = useCounter
+        linkNewest(slot)
+        addToTotals(slot)
+    }
+
+    /// Counts the entry in `slot` (just linked) in the totals of its list and the expiry heap.
+    private mutating func addToTotals(_ slot: Int32) {
+        let entry = slots[Int(slot)]
+        if entry.record.pinned {
+            pinnedCount += 1
+            pinnedBytes += entry.record.size
+        } else {
+            buckets[Int(entry.bucket)].count += 1
+            buckets[Int(entry.bucket)].bytes += entry.record.size
+        }
+        if entry.expires.isFinite {
+            expiringCount += 1
+            expiries.push(ExpiryItem(expires: entry.expires, slot: slot, version: entry.record.id.version))
+        }
+    }
+
+    /// Replaces the entry's metadata (and with it its expiry, unless it is pinned).
     mutating func replaceMetadata(_ slot: Int32, with metadata: FileCacheMetadata) {
         let old = slots[Int(slot)]
         var record = old.record
         record.metadata = metadata
-        let expires = expiry(created: record.created, metadata: metadata)
+        let expires = record.pinned ? .infinity : expiry(created: record.created, metadata: metadata)
         slots[Int(slot)].record = record
         slots[Int(slot)].expires = expires
         let size = JournalEncoder.addRecordSize(record)
@@ -221,15 +280,34 @@ struct CacheIndex: Sendable {
     /// The most recently used entry of `bucket`, or -1.
     func newest(inBucket bucket: Int) -> Int32 { buckets[bucket].newest }
 
+    /// The pinned entries, most recently used first.
+    func pinnedSlots() -> [Int32] {
+        var result: [Int32] = []
+        result.reserveCapacity(pinnedCount)
+        var slot = pinnedList.newest
+        while slot >= 0 {
+            result.append(slot)
+            slot = slots[Int(slot)].older
+        }
+        return result
+    }
+
     /// Every live slot, most recently used first.
     func slotsByRecency() -> [Int32] {
         if buckets.count == 1 {
+            // The bucket's list and the pinned list, each in use order, merged.
             var result: [Int32] = []
             result.reserveCapacity(count)
             var slot = buckets[0].newest
-            while slot >= 0 {
-                result.append(slot)
-                slot = slots[Int(slot)].older
+            var pinned = pinnedList.newest
+            while slot >= 0 || pinned >= 0 {
+                if pinned >= 0 && (slot < 0 || slots[Int(pinned)].useSequence > slots[Int(slot)].useSequence) {
+                    result.append(pinned)
+                    pinned = slots[Int(pinned)].older
+                } else {
+                    result.append(slot)
+                    slot = slots[Int(slot)].older
+                }
             }
             return result
         }
@@ -254,22 +332,38 @@ struct CacheIndex: Sendable {
         expiries = MinHeap(items)
     }
 
+    /// Links the entry as the most recent of its list: the pinned list or its bucket's.
     private mutating func linkNewest(_ slot: Int32) {
-        let bucket = Int(slots[Int(slot)].bucket)
-        let head = buckets[bucket].newest
+        let head = slots[Int(slot)].record.pinned ? pinnedList.newest : buckets[Int(slots[Int(slot)].bucket)].newest
         slots[Int(slot)].newer = -1
         slots[Int(slot)].older = head
-        if head >= 0 { slots[Int(head)].newer = slot } else { buckets[bucket].oldest = slot }
-        buckets[bucket].newest = slot
+        if head >= 0 { slots[Int(head)].newer = slot }
+        updateEnds(of: slot) { list in
+            if head < 0 { list.oldest = slot }
+            list.newest = slot
+        }
     }
 
+    /// Takes the entry out of its list.
     private mutating func unlink(_ slot: Int32) {
-        let bucket = Int(slots[Int(slot)].bucket)
         let newer = slots[Int(slot)].newer
         let older = slots[Int(slot)].older
-        if newer >= 0 { slots[Int(newer)].older = older } else { buckets[bucket].newest = older }
-        if older >= 0 { slots[Int(older)].newer = newer } else { buckets[bucket].oldest = newer }
+        if newer >= 0 { slots[Int(newer)].older = older }
+        if older >= 0 { slots[Int(older)].newer = newer }
+        updateEnds(of: slot) { list in
+            if newer < 0 { list.newest = older }
+            if older < 0 { list.oldest = newer }
+        }
         slots[Int(slot)].newer = -1
         slots[Int(slot)].older = -1
+    }
+
+    /// Changes the ends of the list `slot` belongs to.
+    private mutating func updateEnds(of slot: Int32, _ change: (inout BucketList) -> Void) {
+        if slots[Int(slot)].record.pinned {
+            change(&pinnedList)
+        } else {
+            change(&buckets[Int(slots[Int(slot)].bucket)])
+        }
     }
 }

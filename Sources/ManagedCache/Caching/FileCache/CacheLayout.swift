@@ -39,8 +39,11 @@ struct CacheLayout: Sendable {
     let sessions: String
     /// Bucket directory paths (one, `ready` itself, for the single layout).
     let bucketDirectories: [String]
+    /// The Data Protection class of the files the cache creates (Apple platforms).
+    let protection: FileProtection
 
-    init(root: String, kind: Kind) {
+    init(root: String, kind: Kind, protection: FileProtection = .completeUntilFirstUserAuthentication) {
+        self.protection = protection
         var root = root
         while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
         self.kind = kind
@@ -97,6 +100,10 @@ struct CacheLayout: Sendable {
         if readyResult != 0 { return readyResult }
         let sessionsResult = Posix.makeDirectory(sessions)
         if sessionsResult != 0 { return sessionsResult }
+        // Where the cache creates files (the journal and lock files, writes, session files); what
+        // it moves elsewhere keeps the class it was created with.
+        PrivateFiles.applyProtection(protection, toDirectories: [root, loading, sessions])
+        PrivateFiles.narrowOwnItems([loading, ready, sessions, root + "/partial", journal])
         return Posix.requireDirectory(ready)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import ManagedCacheLocking
 
-/// Opening without waiting for the index (issue 13, target 1): `init` returns once the journal is
+/// Opening without waiting for the index: `init` returns once the journal is
 /// mapped; the replay that builds the index runs on a thread of its own; a lookup that comes
 /// first is answered from the journal itself.
 ///
@@ -23,9 +23,9 @@ import ManagedCacheLocking
 /// an early hit sees what a hit on a not yet caught-up index would see. Hits served early are
 /// remembered (`earlyAnswers`), so reading them finds their record, and their uses and
 /// verifications are applied to the index once it is built. After a crash the install also
-/// reconciles index and files (`OpeningReplay.reconcilesCrash`): until then an entry the killed
-/// instance lost (a file gone with its `removeAll`) can be served early, and its read fails and is
-/// handled as a damaged entry, as when a file vanishes under an open cache. A missing
+/// reconciles index and files (`OpeningReplay.reconcilesCrash`): until then an entry is served early
+/// only if its file is there with its recorded size (one `stat`), so an entry the killed instance
+/// lost, or one removed while the journal could not record it, is not served again. A missing
 /// journal or one without a valid header take the ordinary way: replay and repair inside `init`.
 /// A damaged frame the replay finds makes it repair the journal, as before; an entry served from
 /// past the damage was still the key's own, checked entry.
@@ -116,9 +116,17 @@ extension CacheStore {
         }
         guard let found = job.snapshot.lookUp(key) else { return nil }
         let path = layout.path(for: found.record.id)
+        // After a crash, or a closing whose removals the journal could not record, the journal
+        // may name files that are gone: one `stat` keeps such an entry from being served before
+        // the install's reconciliation drops it.
+        if job.reconcilesCrash, Posix.status(path).map({ Int($0.st_size) }) != found.record.size { return nil }
         let location = EntryLocation(path: path)
         let served = state.withLock { state -> Bool in
             guard state.opening === job, !state.degraded else { return false }
+            // Judged as if unpinned: a pin changed after the lookup table was written is not in
+            // the table, so the answer's pin may be out of date. An entry this calls expired waits
+            // for the index, which knows (a pinned entry never expires); one it serves is served
+            // rightly either way.
             let expires = state.index.expiry(created: found.record.created, metadata: found.record.metadata)
             guard expires > now else { return false }
             state._noteEarlyHit(EarlyAnswer(record: found.record, location: location, stamp: found.stamp, expires: expires))

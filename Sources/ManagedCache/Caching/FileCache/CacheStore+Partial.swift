@@ -35,7 +35,7 @@ extension CacheStore {
         return PartialDownload(key: key, byteCount: Int(status.st_size), validator: validator)
     }
 
-    func makeWriter(resuming partial: PartialDownload) throws(FileCacheError) -> StoreWriter {
+    func makeWriter(resuming partial: PartialDownload, pinned: Bool = false) throws(FileCacheError) -> StoreWriter {
         guard partialDownload(forKey: partial.key) == partial else {
             throw .io(operation: "resume: the partial download changed or is gone", errno: ENOENT)
         }
@@ -64,7 +64,7 @@ extension CacheStore {
         }
         return StoreWriter(
             store: self, key: partial.key, id: FileID.makeNew(forKey: partial.key), temporaryPath: temporary,
-            descriptor: descriptor, initialSize: size, initialChecksum: checksum)
+            descriptor: descriptor, initialSize: size, initialChecksum: checksum, pinned: pinned)
     }
 
     func discardPartialDownload(forKey key: String) {
@@ -83,7 +83,7 @@ extension CacheStore {
         var info = Data(validator.utf8)
         info.append(0x0A)
         info.append(contentsOf: key.utf8)
-        guard (try? info.write(to: URL(fileURLWithPath: paths.info), options: .atomic)) != nil,
+        guard PrivateFiles.replaceFile(at: paths.info, with: info, writingFirstTo: layout.newTemporaryPath()) == 0,
             Posix.renameItem(temporaryPath, paths.data) == 0
         else {
             _ = Posix.unlinkItem(temporaryPath)

@@ -39,7 +39,7 @@ extension CacheStore {
     }
 
     /// `readData(for:)`, waiting at most `budget` seconds each time it needs the mutex, when given:
-    /// `nil` when the mutex stayed held for that long before the read (issue 20: a synchronous
+    /// `nil` when the mutex stayed held for that long before the read (a synchronous
     /// read inside `manage` then goes to the background), and no memo of the verification when it
     /// did after it.
     func readData(for entry: FileCacheEntry, waitingAtMost budget: Double?) throws(FileCacheError) -> Data? {
@@ -144,7 +144,7 @@ extension CacheStore {
     /// Removes a corrupted entry and returns the error to throw.
     private func discard(_ record: EntryRecord) -> FileCacheError {
         _ = try? withState { state throws(FileCacheError) in
-            state._remove(key: record.key, version: record.id.version, force: true)
+            state._remove(key: record.key, version: record.id.version)
         }
         return .corrupted(key: record.key)
     }

@@ -43,14 +43,15 @@ final class CacheStore: Sendable {
     /// Opens (creating if needed) the cache in `directory`.
     init(
         directory: URL, kind: CacheLayout.Kind, limits: CacheLimits, clock: @escaping @Sendable () -> Date,
-        replaysInBackground: Bool = true
+        replaysInBackground: Bool = true, protection: FileProtection = .completeUntilFirstUserAuthentication
     ) throws(FileCacheError) {
-        let layout = CacheLayout(root: directory.standardizedFileURL.path, kind: kind)
+        let layout = CacheLayout(root: directory.standardizedFileURL.path, kind: kind, protection: protection)
         var initial = StoreState(layout: layout, limits: limits)
+        let prior = StoreState.PriorDirectory(layout)
         do {
             try initial._attach(initialOpen: true, now: clock().timeIntervalSinceReferenceDate, deferringReplay: true)
         } catch {
-            initial._close()
+            initial._abandonOpening(prior)
             throw error
         }
         let opening = initial.opening
@@ -185,7 +186,7 @@ final class CacheStore: Sendable {
     /// During an opening the budget does not apply: the early lookup waits as before.
     func entry(forKey key: String, waitingAtMost budget: Double?) -> BoundedLookup {
         // Most lookups inside `ObjectManager.manage` are of new URLs: answer those misses without
-        // waiting for the mutex, which writers hold across journal appends (issue 20).
+        // waiting for the mutex, which writers hold across journal appends.
         if missShortcut.isSurelyAbsent(key, journalPath: layout.journal) { return .answered(nil) }
         let now = self.now
         while true {
@@ -203,7 +204,7 @@ final class CacheStore: Sendable {
         }
     }
 
-    func makeWriter(forKey key: String) throws(FileCacheError) -> StoreWriter {
+    func makeWriter(forKey key: String, pinned: Bool = false) throws(FileCacheError) -> StoreWriter {
         guard key.utf8.count <= StoreState.maximumKeyLength else {
             throw .io(operation: "make writer: key longer than 1 MiB", errno: ENAMETOOLONG)
         }
@@ -223,13 +224,14 @@ final class CacheStore: Sendable {
             noteDiskTrouble()
             throw .io(operation: "create a file in loading/", errno: -descriptor)
         }
-        return StoreWriter(store: self, key: key, id: FileID.makeNew(forKey: key), temporaryPath: path, descriptor: descriptor)
+        return StoreWriter(
+            store: self, key: key, id: FileID.makeNew(forKey: key), temporaryPath: path, descriptor: descriptor, pinned: pinned)
     }
 
     /// Called by a writer: promotes its temporary file and journals the entry, in three steps.
     ///
     /// Why not one: the rename into `ready/` took 1–1.5 ms on the ext4 disk of a busy test machine
-    /// (measured, issue 20), and every lookup, a synchronous one inside `manage` included, waits
+    /// (measured), and every lookup, a synchronous one inside `manage` included, waits
     /// for this mutex. So the mutex covers registering the promotion (the journal lock is taken
     /// and held throughout) and journaling the record, not the rename between them.
     func commit(temporaryPath: String, record: EntryRecord) throws(FileCacheError) -> FileCacheEntry {
@@ -246,8 +248,10 @@ final class CacheStore: Sendable {
         return makeEntry(committed)
     }
 
-    func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata) throws(FileCacheError) -> FileCacheEntry {
-        let writer = try makeWriter(forKey: key)
+    func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata, pinned: Bool = false) throws(FileCacheError)
+        -> FileCacheEntry
+    {
+        let writer = try makeWriter(forKey: key, pinned: pinned)
         do {
             try writer.writeChunk(data)
             return try writer.commitWriting(metadata: metadata)
@@ -261,12 +265,15 @@ final class CacheStore: Sendable {
         try withState { state throws(FileCacheError) in try state._updateMetadata(metadata, forKey: key) }
     }
 
-    func removeEntry(forKey key: String) {
-        _ = try? withState { state throws(FileCacheError) in state._remove(key: key, version: nil) }
+    /// Removes `key`'s entry; throws when the removal does not last (see `_finishEviction`).
+    func removeEntry(forKey key: String) throws(FileCacheError) {
+        let error = try withState { state throws(FileCacheError) in state._remove(key: key, version: nil) }
+        if error != 0 { throw .io(operation: "remove entry", errno: error) }
     }
 
-    func removeAll() {
-        _ = try? withState { state throws(FileCacheError) in try state._removeAll() }
+    /// Removes every entry; throws when the removal does not last (see `_removeAll`).
+    func removeAll() throws(FileCacheError) {
+        try withState { state throws(FileCacheError) in try state._removeAll() }
     }
 
     /// Enforces the limits now and persists recency. Returns the passes run (bucketed layout).
@@ -285,7 +292,7 @@ final class CacheStore: Sendable {
                 case .single: state._enforceByRecency(now: now, protecting: nil)
                 case .bucketed: reports = state._trimBySlices(now: now)
                 }
-                if state._journalNeedsCompaction { try? state._compact() }
+                if state._journalNeedsCompaction || state.unrecordedRemoveAll { try? state._compact() }
                 return reports
             }) ?? []
     }
@@ -304,7 +311,31 @@ final class CacheStore: Sendable {
 
     var statistics: FileCacheStatistics {
         finishOpening()
-        return state.withLock { FileCacheStatistics(count: $0.index.count, totalBytes: $0.index.totalBytes) }
+        return state.withLock {
+            FileCacheStatistics(
+                count: $0.index.count, totalBytes: $0.index.totalBytes, pinnedCount: $0.index.pinnedCount,
+                pinnedBytes: $0.index.pinnedBytes)
+        }
+    }
+
+    /// Pins the current entry of `key` (see `StoreState._setPinned`) and returns it.
+    func pin(forKey key: String) throws(FileCacheError) -> FileCacheEntry {
+        let now = self.now
+        let record = try withState { state throws(FileCacheError) in try state._setPinned(true, forKey: key, now: now) }
+        guard let record else { throw .noEntry(key: key) }  // `_setPinned` throws first
+        return makeEntry(record)
+    }
+
+    /// Unpins the current entry of `key`, if it has one.
+    func unpin(forKey key: String) throws(FileCacheError) {
+        let now = self.now
+        _ = try withState { state throws(FileCacheError) in try state._setPinned(false, forKey: key, now: now) }
+    }
+
+    /// The pinned entries, most recently used first.
+    func pinnedEntries() -> [FileCacheEntry] {
+        finishOpening()
+        return state.withLock { $0._pinnedRecords() }.map { makeEntry($0) }
     }
 
     func flush() throws(FileCacheError) {

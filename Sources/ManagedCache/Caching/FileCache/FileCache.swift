@@ -15,9 +15,12 @@ import Foundation
 ///   the finished file into `root/ready/` (one atomic `rename(2)`) and records it in the index.
 ///   An aborted, failed or abandoned writer, or a crash, leaves nothing in `ready/`, and the
 ///   `loading/` leftovers of dead processes are deleted at the next open.
-/// - **Always within limits.** After every commit the cache holds at most `countLimit` entries and
-///   `byteLimit` bytes, plus at most the object just written (which is kept even when it alone
+/// - **Always within limits.** After every commit the cache holds at most `countLimit` unpinned
+///   entries and `byteLimit` bytes of them, plus at most the object just written (which is kept even when it alone
 ///   exceeds the byte limit, so its reader can still use it), and no expired entry.
+/// - **Pinned entries stay.** An entry stored with `pinned: true` or pinned later
+///   (``pin(forKey:)``) is never evicted, trimmed or expired; it counts against the pinned quota
+///   (`pinnedByteLimit`), on top of the limits, until ``unpin(forKey:)``, a removal or `removeAll`.
 /// - **LRU.** A hit makes an entry the most recently used. Recency is kept in memory and written
 ///   to the index in batches (every 256 hits, with the next commit, at `trim`, `flush` and when
 ///   the cache is released), never one disk write per hit.
@@ -48,6 +51,22 @@ public final class FileCache: FileCaching {
         /// How long an entry stays valid after its commit, unless its metadata has an
         /// `expirationDate` (which then decides, earlier or later). Default: forever.
         public var maximumAge: TimeInterval?
+        /// The most bytes of pinned entries to keep, on top of `byteLimit`: pinned entries are
+        /// outside the byte and count limits, and a store or pin that would go past this fails
+        /// with ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)``.
+        /// Default ``defaultPinnedByteLimit`` (512 MiB); `nil`: unlimited.
+        public var pinnedByteLimit: Int?
+
+        /// The default pinned quota: 512 MiB. Pins are what a user asked to keep, so the quota
+        /// must hold an offline reading list's images or a user's own uploads without tuning;
+        /// a bound, rather than none, keeps a loop that pins every load from filling the device.
+        public static let defaultPinnedByteLimit = 512 << 20
+
+        /// The Data Protection class of the files the cache creates, on Apple platforms (no effect
+        /// elsewhere). Default ``FileProtection/completeUntilFirstUserAuthentication``: readable once
+        /// the user has unlocked the device after a restart, so background work keeps working; see
+        /// ``FileProtection`` for the trade-off.
+        public var fileProtection: FileProtection
 
         /// Creates a configuration; every limit defaults to unlimited.
         ///
@@ -55,10 +74,20 @@ public final class FileCache: FileCaching {
         ///   - byteLimit: The most bytes of entry data to keep. Default `nil`: unlimited.
         ///   - countLimit: The most entries to keep. Default `nil`: unlimited.
         ///   - maximumAge: Seconds an entry stays valid after its commit. Default `nil`: forever.
-        public init(byteLimit: Int? = nil, countLimit: Int? = nil, maximumAge: TimeInterval? = nil) {
+        ///   - pinnedByteLimit: The most bytes of pinned entries, on top of `byteLimit`. Default
+        ///     ``defaultPinnedByteLimit`` (512 MiB); `nil`: unlimited.
+        ///   - fileProtection: The Data Protection class of the cache's files on Apple platforms.
+        ///     Default ``FileProtection/completeUntilFirstUserAuthentication``.
+        public init(
+            byteLimit: Int? = nil, countLimit: Int? = nil, maximumAge: TimeInterval? = nil,
+            pinnedByteLimit: Int? = FileCache.Configuration.defaultPinnedByteLimit,
+            fileProtection: FileProtection = .completeUntilFirstUserAuthentication
+        ) {
             self.byteLimit = byteLimit
             self.countLimit = countLimit
             self.maximumAge = maximumAge
+            self.pinnedByteLimit = pinnedByteLimit
+            self.fileProtection = fileProtection
         }
     }
 
@@ -94,8 +123,8 @@ public final class FileCache: FileCaching {
             directory: directory, kind: .single,
             limits: CacheLimits(
                 byteLimit: configuration.byteLimit, countLimit: configuration.countLimit,
-                maximumAge: configuration.maximumAge),
-            clock: clock, replaysInBackground: replaysInBackground)
+                maximumAge: configuration.maximumAge, pinnedByteLimit: configuration.pinnedByteLimit),
+            clock: clock, replaysInBackground: replaysInBackground, protection: configuration.fileProtection)
     }
 
     /// The complete, unexpired entry for `key`, or nil; a hit makes it the most recently used.
@@ -139,6 +168,21 @@ public final class FileCache: FileCaching {
         try store.makeWriter(forKey: key)
     }
 
+    /// Starts an invisible entry for `key`, as ``makeWriter(forKey:)`` does, that is pinned when
+    /// it commits if `pinned` is true. The pin is part of the commit's one journal record, so a
+    /// crash keeps both or neither. A key already pinned stays pinned whatever `pinned` says.
+    ///
+    /// - Parameters:
+    ///   - key: The data key the entry will be committed under.
+    ///   - pinned: Whether the committed entry is pinned.
+    /// - Returns: A writer whose commit throws
+    ///   ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)``, leaving the
+    ///   key's previous entry, when a pinned entry does not fit the pinned quota.
+    /// - Throws: ``FileCacheError/io(operation:errno:)``.
+    public func makeWriter(forKey key: String, pinned: Bool) throws -> any FileCacheWriter {
+        try store.makeWriter(forKey: key, pinned: pinned)
+    }
+
     /// Stores `data` under `key` in one step, replacing any previous entry.
     ///
     /// - Parameters:
@@ -152,6 +196,61 @@ public final class FileCache: FileCaching {
         try store.store(data, forKey: key, metadata: metadata)
     }
 
+    /// Stores `data` under `key` in one step, replacing any previous entry, and pins it when
+    /// `pinned` is true, atomically with the commit. A key already pinned stays pinned.
+    ///
+    /// ```swift
+    /// let cache = try FileCache(directory: cachesDirectory.appendingPathComponent("saved"))
+    /// try cache.store(Data("my avatar".utf8), forKey: "me/avatar", pinned: true)  // kept until unpinned or removed
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - data: The bytes to store.
+    ///   - key: The data key to store them under.
+    ///   - metadata: What to keep beside them. Default: empty.
+    ///   - pinned: Whether the entry is pinned.
+    /// - Returns: The committed entry.
+    /// - Throws: ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)`` when a
+    ///   pinned entry does not fit the pinned quota, ``FileCacheError/io(operation:errno:)`` when
+    ///   the disk refuses; nothing is stored then and the key's previous entry stays.
+    @discardableResult
+    public func store(
+        _ data: Data, forKey key: String, metadata: FileCacheMetadata = FileCacheMetadata(), pinned: Bool
+    ) throws -> FileCacheEntry {
+        try store.store(data, forKey: key, metadata: metadata, pinned: pinned)
+    }
+
+    /// Pins `key`'s entry: no limit, trim or expiry removes it from now on; removals and
+    /// `removeAll` still do. Its bytes move from the byte limit to the pinned quota. Journaled at
+    /// once, so the pin survives a crash and a relaunch.
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Returns: The pinned entry.
+    /// - Throws: ``FileCacheError/noEntry(key:)`` when the key has no unexpired entry,
+    ///   ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)`` when it does not
+    ///   fit the pinned quota (it stays unpinned), ``FileCacheError/io(operation:errno:)``.
+    @discardableResult
+    public func pin(forKey key: String) throws -> FileCacheEntry {
+        try store.pin(forKey: key)
+    }
+
+    /// Unpins `key`'s entry, if it is pinned: it is the most recently used entry under the
+    /// limits again, and expires by its age. Nothing happens when the key has no entry.
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when the index cannot be written (the
+    ///   entry stays pinned).
+    public func unpin(forKey key: String) throws {
+        try store.unpin(forKey: key)
+    }
+
+    /// The pinned entries, with their sizes, most recently used first.
+    ///
+    /// - Returns: Every pinned entry.
+    public func pinnedEntries() -> [FileCacheEntry] {
+        store.pinnedEntries()
+    }
+
     /// Replaces the metadata of `key`'s entry (and with it its expiry); does nothing when the
     /// key has no entry.
     ///
@@ -163,18 +262,41 @@ public final class FileCache: FileCaching {
         try store.updateMetadata(metadata, forKey: key)
     }
 
-    /// Removes `key`'s entry, if any.
+    /// Removes `key`'s entry, if any, and deletes its file. On a full disk too: the file is
+    /// deleted even when the index cannot record the removal, and the entry does not come back
+    /// (the next opening reconciles, as after a crash). Only when the disk refuses both (a
+    /// read-only volume) does the entry come back at the next opening: see
+    /// ``removeEntryReportingFailure(forKey:)``.
     ///
     /// - Parameter key: The entry's data key.
     public func removeEntry(forKey key: String) {
-        store.removeEntry(forKey: key)
+        try? store.removeEntry(forKey: key)
     }
 
-    /// Removes every entry; the cache stays usable. Writes in progress are not affected and
-    /// appear when they commit.
+    /// Removes `key`'s entry, as ``removeEntry(forKey:)`` does, and throws when the removal does
+    /// not last (the disk refused both deleting the file and recording the removal).
+    ///
+    /// - Parameter key: The entry's data key.
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when the entry comes back at the next opening.
+    public func removeEntryReportingFailure(forKey key: String) throws {
+        try store.removeEntry(forKey: key)
+    }
+
+    /// Removes every entry and deletes their files; the cache stays usable. Writes in progress are not
+    /// affected and appear when they commit. On a full disk
+    /// too: the files are deleted first, and the entries do not come back.
     public func removeAll() {
         store.removeAllPartials()
-        store.removeAll()
+        try? store.removeAll()
+    }
+
+    /// Removes every entry, as ``removeAll()`` does, and throws when that does not last (files
+    /// that could be neither deleted nor forgotten by the index: a read-only volume).
+    ///
+    /// - Throws: ``FileCacheError/io(operation:errno:)`` when entries come back at the next opening.
+    public func removeAllReportingFailure() throws {
+        store.removeAllPartials()
+        try store.removeAll()
     }
 
     /// The bytes of an interrupted download of `key`, kept to resume it (in `partial/`).
@@ -192,6 +314,18 @@ public final class FileCache: FileCaching {
     /// - Throws: ``FileCacheError`` when the kept bytes are gone or cannot be reopened.
     public func makeWriter(resuming partial: PartialDownload) throws -> any FileCacheWriter {
         try store.makeWriter(resuming: partial)
+    }
+
+    /// A writer continuing `partial`, pinned at its commit when `pinned` is true (see
+    /// ``makeWriter(forKey:pinned:)``).
+    ///
+    /// - Parameters:
+    ///   - partial: What ``partialDownload(forKey:)`` returned.
+    ///   - pinned: Whether the committed entry is pinned.
+    /// - Returns: A writer that appends to the kept bytes.
+    /// - Throws: ``FileCacheError`` when the kept bytes are gone or cannot be reopened.
+    public func makeWriter(resuming partial: PartialDownload, pinned: Bool) throws -> any FileCacheWriter {
+        try store.makeWriter(resuming: partial, pinned: pinned)
     }
 
     /// Drops the kept bytes of an interrupted download of `key`.

@@ -43,19 +43,22 @@ private struct ByteReader {
                 throw JournalDecodingError()
             }
             return .header(layout: try u8(), generation: try u64())
-        case 2, 8:
+        case 2, 8, 9:
             let key = try string()
+            // Type 9: a flags byte (pinned, CRC-32) after the key; unknown flags are damage.
+            let flags = type == 9 ? try u8() : (type == 2 ? JournalRecord.crc32Flag : 0)
+            guard flags & ~(JournalRecord.pinnedFlag | JournalRecord.crc32Flag) == 0 else { throw JournalDecodingError() }
             let id = FileID(digestHigh: try u64(), digestLow: try u64(), version: try u64())
             let size = try u64()
             guard size <= UInt64(Int.max) else { throw JournalDecodingError() }
-            let checksum: EntryChecksum = type == 8 ? .xxh64(try u64()) : .crc32(try u32())
+            let checksum: EntryChecksum = flags & JournalRecord.crc32Flag == 0 ? .xxh64(try u64()) : .crc32(try u32())
             let created = Double(bitPattern: try u64())
             let session = try u32()
             let metadata = try self.metadata()
             return .add(
                 EntryRecord(
                     key: key, id: id, size: Int(size), checksum: checksum, created: created,
-                    session: session, metadata: metadata))
+                    session: session, metadata: metadata, pinned: flags & JournalRecord.pinnedFlag != 0))
         case 3:
             return .remove(key: try string(), version: try u64())
         case 4:
@@ -71,6 +74,12 @@ private struct ByteReader {
                 device: try u64(), inode: try u64(), size: Int64(bitPattern: try u64()),
                 modified: Int64(bitPattern: try u64()), changed: Int64(bitPattern: try u64()))
             return .verified(key: key, version: version, stamp: stamp)
+        case 10:
+            let key = try string()
+            let version = try u64()
+            let pinned = try u8()
+            guard pinned <= 1 else { throw JournalDecodingError() }
+            return .pin(key: key, version: version, pinned: pinned == 1)
         default:
             throw JournalDecodingError()
         }

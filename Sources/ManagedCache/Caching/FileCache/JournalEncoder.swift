@@ -9,6 +9,11 @@ struct JournalEncoder {
 
     var isEmpty: Bool { bytes.isEmpty }
 
+    /// Appends the frames of `other`, as they are.
+    mutating func append(contentsOf other: JournalEncoder) {
+        bytes.append(contentsOf: other.bytes)
+    }
+
     /// Appends one framed record.
     mutating func append(_ record: JournalRecord) {
         let start = bytes.count
@@ -21,6 +26,11 @@ struct JournalEncoder {
             putU64(generation)
         case .add(let entry):
             putString(entry.key)
+            if entry.pinned {
+                var flags = JournalRecord.pinnedFlag
+                if case .crc32 = entry.checksum { flags |= JournalRecord.crc32Flag }
+                bytes.append(flags)
+            }
             putU64(entry.id.digestHigh)
             putU64(entry.id.digestLow)
             putU64(entry.id.version)
@@ -52,6 +62,10 @@ struct JournalEncoder {
             putU64(UInt64(bitPattern: stamp.size))
             putU64(UInt64(bitPattern: stamp.modified))
             putU64(UInt64(bitPattern: stamp.changed))
+        case .pin(let key, let version, let pinned):
+            putString(key)
+            putU64(version)
+            bytes.append(pinned ? 1 : 0)
         }
         let length = bytes.count - start - 8
         let checksum = bytes.withUnsafeBytes { raw in

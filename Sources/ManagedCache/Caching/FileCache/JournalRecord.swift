@@ -11,6 +11,9 @@ struct EntryRecord: Sendable {
     /// The session that last used the entry (committed or hit it).
     var session: UInt32
     var metadata: FileCacheMetadata
+    /// Whether the entry is pinned: kept by the limits, trims and expiry, counted against the
+    /// pinned quota instead of the byte and count limits (see `CacheIndex`).
+    var pinned = false
 }
 
 /// One record of the journal (the persisted index).
@@ -24,9 +27,13 @@ enum JournalRecord {
     /// random generation that changes whenever the journal is rewritten.
     case header(layout: UInt8, generation: UInt64)
     /// An entry became visible (replacing any previous version of its key). Type 2 when the entry's
-    /// checksum is a CRC-32 (entries written before issue 13), type 8 when it is an XXH64: the
+    /// checksum is a CRC-32 (entries written by versions before XXH64), type 8 when it is an XXH64: the
     /// same fields, the checksum 8 bytes instead of 4. (A build older than type 8 reads it as
-    /// damage and repairs the cache, as for type 7.)
+    /// damage and repairs the cache, as for type 7.) Type 9 for a pinned entry: a flags byte
+    /// after the key says it is pinned and which checksum follows. The pin travels in the entry's
+    /// own frame, so a commit and its pin are journaled by one append, checked by one CRC: a
+    /// crash keeps both or neither. Unpinned entries are still written as types 2 and 8, so a
+    /// journal without pins stays readable by builds that predate them.
     case add(EntryRecord)
     /// The entry with this key and version was removed.
     case remove(key: String, version: UInt64)
@@ -40,18 +47,34 @@ enum JournalRecord {
     /// stamp (and the stamp had settled: see `CacheStore.readData`). Lets later instances and
     /// processes skip the checksum of a file that has not changed since.
     case verified(key: String, version: UInt64, stamp: FileStamp)
+    /// The entry with this key and version was pinned (`true`) or unpinned after its commit.
+    /// (A build that predates pins reads types 9 and 10 as damage, as it would any record type it
+    /// does not know: its replay stops there and it repairs the cache, dropping what follows.)
+    case pin(key: String, version: UInt64, pinned: Bool)
+
+    /// The flags byte of a type 9 `add`: the entry is pinned.
+    static let pinnedFlag: UInt8 = 1
+    /// The flags byte of a type 9 `add`: the checksum is a CRC-32 (4 bytes), not an XXH64.
+    static let crc32Flag: UInt8 = 2
 
     /// The payload's first byte.
     var typeCode: UInt8 {
         switch self {
         case .header: 1
         case .add(let entry):
-            if case .crc32 = entry.checksum { 2 } else { 8 }
+            if entry.pinned {
+                9
+            } else if case .crc32 = entry.checksum {
+                2
+            } else {
+                8
+            }
         case .remove: 3
         case .touch: 4
         case .metadata: 5
         case .session: 6
         case .verified: 7
+        case .pin: 10
         }
     }
 }

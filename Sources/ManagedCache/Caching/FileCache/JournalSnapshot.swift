@@ -187,10 +187,10 @@ final class JournalSnapshot: @unchecked Sendable {
             offset = payload + length
             let type = base.load(fromByteOffset: payload, as: UInt8.self)
             // An unknown type is damage to the replay: only it can judge what follows.
-            guard type >= 1, type <= 8 else { return nil }
-            // Types 2, 3, 5, 7 and 8 start with the key (a u32 length, the bytes); a touch (4)
-            // changes nothing a lookup returns; the header (1) and sessions (6) have no key.
-            let keyedTypes: UInt16 = 1 << 2 | 1 << 3 | 1 << 5 | 1 << 7 | 1 << 8
+            guard type >= 1, type <= 10 else { return nil }
+            // Types 2, 3, 5, 7, 8, 9 and 10 start with the key (a u32 length, the bytes); a touch
+            // (4) changes nothing a lookup returns; the header (1) and sessions (6) have no key.
+            let keyedTypes: UInt16 = 1 << 2 | 1 << 3 | 1 << 5 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 10
             guard keyedTypes >> UInt16(type) & 1 != 0, length >= 5 + keyCount else { continue }
             let storedCount = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload + 1, as: UInt32.self)))
             guard storedCount == keyCount else { continue }
@@ -226,6 +226,8 @@ final class JournalSnapshot: @unchecked Sendable {
                 if current?.id.version == version { current?.metadata = metadata }
             case .verified(_, let version, let verified):
                 if current?.id.version == version { stamp = verified }
+            case .pin(_, let version, let pinned):
+                if current?.id.version == version { current?.pinned = pinned }
             case .header, .touch, .session:
                 return nil  // not a keyed record: the journal is not what it seemed
             }

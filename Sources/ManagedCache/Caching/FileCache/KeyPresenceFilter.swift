@@ -6,7 +6,7 @@ import ManagedCacheLocking
 ///
 /// Why: every new URL that `ObjectManager.manage` sees is looked up in the file cache on the
 /// caller's thread, and that lookup waited for the store's mutex, which writers hold across their
-/// journal appends and the journal lock (issue 20). A miss answered here waits for neither.
+/// journal appends and the journal lock. A miss answered here waits for neither.
 ///
 /// Keys are only ever added: a removed entry leaves its bits set (a false "maybe", never a false
 /// "absent"). So that such bits do not pile up, `CacheStore` rebuilds the filter from the index

@@ -12,10 +12,12 @@ import Darwin
 /// descriptor that holds one of the caches' `flock` locks) and reports failure as an `errno`
 /// value instead of throwing, so callers decide what a failure means.
 enum Posix {
-    /// Opens `path`; returns the descriptor, or `-errno`.
-    static func openFile(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> Int32 {
+    /// Opens `path`; returns the descriptor, or `-errno`. With `O_CREAT` the file is set to `mode`
+    /// (default `0600`), whatever the umask (`PrivateFiles`).
+    static func openFile(_ path: String, _ flags: Int32, mode: mode_t = PrivateFiles.fileMode) -> Int32 {
         while true {
             let fd = path.withCString { open($0, flags | O_CLOEXEC, mode) }
+            if fd >= 0, flags & O_CREAT != 0 { PrivateFiles.settleMode(of: fd, mode) }
             if fd >= 0 { return fd }
             if errno != EINTR { return -errno }
         }
@@ -27,7 +29,7 @@ enum Posix {
     /// export the flag, whose value is the same on x86-64 and arm64). The caches keep their own
     /// recency, and the first read of a file written since it was last read (under `relatime`,
     /// the default) updates that time: it dirties the inode, which ext4 then journals. That was
-    /// 18 % of a synchronous file-cache hit's read in `manage-latency` (issue 20). `O_NOATIME`
+    /// 18 % of a synchronous file-cache hit's read in `manage-latency`. `O_NOATIME`
     /// needs the file's owner; another user's file is opened plainly.
     static func openForReading(_ path: String) -> Int32 {
         #if os(Linux) && (arch(x86_64) || arch(arm64))
@@ -91,9 +93,11 @@ enum Posix {
         path.withCString { unlink($0) } == 0 ? 0 : errno
     }
 
-    /// `mkdir(2)`; an existing directory (or file: callers find out at the next step) is success.
+    /// `mkdir(2)`, `0700` whatever the umask (`PrivateFiles`); an existing directory (or file:
+    /// callers find out at the next step) is success, and keeps its mode.
     static func makeDirectory(_ path: String) -> Int32 {
-        let result = path.withCString { mkdir($0, 0o755) }
+        let result = path.withCString { mkdir($0, PrivateFiles.directoryMode) }
+        if result == 0 { PrivateFiles.settleMode(ofDirectory: path) }
         if result == 0 || errno == EEXIST { return 0 }
         return errno
     }

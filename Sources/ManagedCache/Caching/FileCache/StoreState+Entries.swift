@@ -77,6 +77,11 @@ extension StoreState {
     /// entry, releases what `_beginPromotion` took, then enforces the limits. The previous
     /// version's file, if any, is deleted after the mutex is released. The caller deletes the
     /// temporary file when this throws.
+    ///
+    /// A pinned commit (`record.pinned`, or any commit over a pinned version of the key: a key
+    /// stays pinned until it is unpinned or removed) is checked against the pinned quota here,
+    /// under the lock, and journaled pinned in its own `add` record; over the quota, nothing is
+    /// journaled, the promoted file is deleted and the previous version stays.
     mutating func _finishPromotion(_ record: EntryRecord, renameError error: Int32, now: Double) throws(FileCacheError)
         -> EntryRecord
     {
@@ -97,9 +102,19 @@ extension StoreState {
         }
         var record = record
         record.session = currentSession
-        if let previous = index.find(record.key), index[previous].record.created >= record.created {
+        let previous = index.find(record.key)
+        if let previous, index[previous].record.created >= record.created {
             // Commit times identify versions for readers (see CacheStore.currentRecord): keep them increasing.
             record.created = index[previous].record.created.nextUp
+        }
+        if let previous, index[previous].record.pinned { record.pinned = true }
+        if record.pinned {
+            do {
+                try _checkPinnedQuota(key: record.key, byteCount: record.size, replacing: previous)
+            } catch {
+                Posix.unlinkItem(destination)
+                throw error
+            }
         }
         var encoder = JournalEncoder()
         let verified = _encodePendingTouches(into: &encoder)
@@ -124,23 +139,24 @@ extension StoreState {
         index.setAddOffset(slot, base + before)
         if let replaced { pendingUnlinks.append(layout.path(for: replaced.record.id)) }
         _enforceLimits(now: now, protecting: slot)
-        if _journalNeedsCompaction { try? _compact() }
+        if _journalNeedsCompaction || unrecordedRemoveAll { try? _compact() }
         return record
     }
 
     /// Removes the entry of `key` (only at `version` when given): the journal first, then the file,
     /// so a crash in between leaves an orphan file (deleted by the next reconcile), never a record
-    /// without its file. When the journal refuses the write the file is kept (the entry comes back
-    /// at the next open, intact) unless `force` (a corrupted file must go either way).
-    mutating func _remove(key: String, version: UInt64?, force: Bool = false) {
+    /// without its file. When the journal refuses the write, see `_finishEviction`. Returns 0, or
+    /// the `errno` of a removal that does not last (see `_finishEviction`).
+    @discardableResult
+    mutating func _remove(key: String, version: UInt64?) -> Int32 {
         _lockJournal()
         defer { _unlockJournal() }
         try? _catchUp()
-        guard let slot = index.find(key), version == nil || index[slot].record.id.version == version else { return }
+        guard let slot = index.find(key), version == nil || index[slot].record.id.version == version else { return 0 }
         var encoder = JournalEncoder()
         var paths: [String] = []
         _evict(slot, into: &encoder, paths: &paths)
-        _finishEviction(encoder, paths, force: force)
+        return _finishEviction(encoder, paths)
     }
 
     /// Takes `slot` out of the index, adding its `remove` record and file path to the batch.
@@ -151,11 +167,50 @@ extension StoreState {
         index.remove(slot)
     }
 
-    /// Journals a batch of removals and queues their files for deletion.
-    mutating func _finishEviction(_ encoder: JournalEncoder, _ paths: [String], force: Bool = false) {
-        guard !paths.isEmpty else { return }
-        let journaled = (try? _append(encoder)) != nil
-        if journaled || force { pendingUnlinks.append(contentsOf: paths) }
+    /// Journals a batch of removals (one `remove` record per path, in the same order) and queues
+    /// their files for deletion after the mutex is released.
+    ///
+    /// When the journal refuses the write (a full disk whose journal needs a new block, most
+    /// often), the files are deleted at once instead: that frees the space the caller removed
+    /// them for, and with it room for the records, which are tried once more. Records refused
+    /// again stay in `unrecordedRemovals`: appended after the next write that succeeds, and until
+    /// then this instance's session file stays when it closes, so the next opening reconciles
+    /// index and files as after a crash and drops the records whose files are gone. Either way a
+    /// removed entry never comes back.
+    ///
+    /// Returns 0, or the `errno` of a file that could neither be deleted nor have its removal
+    /// journaled (a read-only volume): that entry is gone from this instance only, and comes back
+    /// at the next opening.
+    @discardableResult
+    mutating func _finishEviction(_ encoder: JournalEncoder, _ paths: [String]) -> Int32 {
+        guard !paths.isEmpty else { return 0 }
+        let wasDegraded = degraded
+        if (try? _append(encoder)) != nil {
+            pendingUnlinks.append(contentsOf: paths)
+            return 0
+        }
+        var lasting = JournalEncoder()
+        var failure: Int32 = 0
+        var position = 0
+        _ = encoder.bytes.withUnsafeBytes { raw in
+            JournalDecoder.decode(raw) { record, _ in
+                defer { position += 1 }
+                guard position < paths.count else { return }
+                let error = Posix.unlinkItem(paths[position])
+                if error == 0 || error == ENOENT {
+                    lasting.append(record)
+                } else {
+                    failure = error
+                }
+            }
+        }
+        guard !lasting.isEmpty else { return failure }
+        if (try? _append(lasting)) != nil {
+            degraded = wasDegraded
+        } else {
+            unrecordedRemovals.append(contentsOf: lasting)
+        }
+        return failure
     }
 
     /// Replaces the metadata of `key`'s entry; does nothing when there is none.
@@ -182,16 +237,29 @@ extension StoreState {
     /// While commits of this instance are between their rename and their record (`promotions`),
     /// `ready/` stays, and the files are deleted one by one but theirs: a commit that comes after
     /// `removeAll` keeps its entry, as when the two were one step each.
+    ///
+    /// When the empty journal cannot be written (a full disk), the files are deleted first, under
+    /// the lock, and the journal is written again with the space they held. If that fails too,
+    /// `unrecordedRemoveAll` is set: the next commit, trim or closing compacts again, and until
+    /// one succeeds this instance's session file stays, so the next opening reconciles and drops
+    /// every record whose file is gone. Throws only when the files could not be deleted either
+    /// (then the entries come back at the next opening).
     mutating func _removeAll() throws(FileCacheError) {
         try _ensureUsable()
         _lockJournal()
         defer { _unlockJournal() }
         index.removeAll()
         pendingTouches.removeAll()
-        try _compact()
+        let wasDegraded = degraded
+        var refusal: FileCacheError?
+        do { try _compact() } catch { refusal = error }
         let trash = layout.root + "/ready.trash-" + FileNames.uniqueSuffix()
         if promotions.isEmpty, Posix.renameItem(layout.ready, trash) == 0 {
-            pendingTreeRemovals.append(trash)
+            if refusal == nil {
+                pendingTreeRemovals.append(trash)
+            } else {
+                Posix.removeTree(trash)  // now: the journal needs the space
+            }
         }
         let made = Posix.makeDirectory(layout.ready)
         guard made == 0 else {
@@ -200,6 +268,15 @@ extension StoreState {
         }
         // If the rename failed, whatever is still in ready/ is unindexed now: delete it.
         _reconcile()
+        guard let first = refusal else { return }
+        if (try? _compact()) != nil {
+            degraded = wasDegraded
+            return
+        }
+        // What `_reconcile()` could not delete stays named by the journal: it comes back.
+        let left = ReadyListing.take(layout, early: false).buckets.reduce(0) { $0 + $1.count }
+        if left > promotions.count { throw first }
+        unrecordedRemoveAll = true
     }
 
     /// Live records, most recently used first.

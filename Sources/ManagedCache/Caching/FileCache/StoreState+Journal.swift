@@ -87,6 +87,12 @@ extension StoreState {
                 index.setVerifiedStamp(slot, stamp)
                 index.setVerifiedOffset(slot, offset)
             }
+        case .pin(let key, let version, let pinned):
+            // Applied whatever the quota: the instance that wrote it checked its own, and a pin is
+            // never dropped behind the user's back.
+            if let slot = index.find(key), index[slot].record.id.version == version {
+                index.setPinned(slot, pinned)
+            }
         }
     }
 
@@ -185,6 +191,23 @@ extension StoreState {
             throw .io(operation: "append to index journal", errno: error)
         }
         _publishMissShortcut()
+        // After the caller's records, so the offsets it computed from the applied size hold.
+        if !unrecordedRemovals.isEmpty, journalLockDepth > 0 { _recordUnrecordedRemovals() }
+    }
+
+    /// Writes the removals the journal refused earlier (`_finishEviction`, `_removeAll`): appends
+    /// their `remove` records (a record of a version since replaced changes nothing), or, after a
+    /// `removeAll`, compacts. Best effort: what is refused again is tried again later. With the
+    /// journal lock held; a compaction only where no caller holds offsets into the journal.
+    mutating func _recordUnrecordedRemovals() {
+        if unrecordedRemoveAll {
+            try? _compact()  // clears both on success
+            return
+        }
+        guard !unrecordedRemovals.isEmpty, journal != nil else { return }
+        _publishMissShortcut(appending: unrecordedRemovals.bytes.count)
+        if journal!._append(unrecordedRemovals.bytes) == 0 { unrecordedRemovals = JournalEncoder() }
+        _publishMissShortcut()
     }
 
     /// Encodes the pending hits as `touch` records and the pending verifications as `verified`
@@ -260,6 +283,10 @@ extension StoreState {
         journal?.close()
         journal = written
         journalGeneration = generation
+        // The new journal is the index: what was removed is not in it.
+        unrecordedRemovals = JournalEncoder()
+        unrecordedRemoveAll = false
+        repairUnfinished = false
         // The path names the new file now: lookups answer misses from it at once, not after the
         // offsets and the lookup table below.
         _publishMissShortcut()

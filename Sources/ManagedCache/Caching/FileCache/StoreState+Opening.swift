@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An entry served before the replay finished (see `CacheStore+Opening`).
 struct EarlyAnswer {
     var record: EntryRecord
@@ -86,6 +92,45 @@ extension StoreState {
         }
         guard !degraded else { return }
         _enforceLimits(now: now, protecting: nil)
-        if _journalNeedsCompaction { try? _compact() }
+        if _journalNeedsCompaction || unrecordedRemoveAll { try? _compact() }
+    }
+
+    /// What of a cache directory existed before an opening: what a failed opening must not
+    /// remove, and what it must (`_abandonOpening`).
+    struct PriorDirectory {
+        /// The root and its missing ancestors, deepest first: the opening creates them.
+        var missingDirectories: [String] = []
+        /// The names in the root that the opening creates and that were not there.
+        var missingNames: [String] = []
+
+        /// Looks at `layout`'s directory before it is opened.
+        init(_ layout: CacheLayout) {
+            var path = layout.root
+            while !path.isEmpty, path != "/", Posix.status(path) == nil {
+                missingDirectories.append(path)
+                path = (path as NSString).deletingLastPathComponent
+            }
+            let made = ["lock", "session.lock", "sessions", "loading", "ready", "journal", JournalLookupTable.fileName]
+            missingNames = made.filter { Posix.status(layout.root + "/" + $0) == nil }
+        }
+    }
+
+    /// After the first opening failed (a full disk, a read-only or foreign directory): leaves the
+    /// directory as it found it. Deletes this instance's session file, unless the opening found
+    /// a crash it could not repair (then the file marks it for the next opening), and, when no
+    /// other instance has the directory open, what the opening created: the lock files,
+    /// `sessions/`, `loading/`, `ready/`, and the directories themselves when they were new.
+    mutating func _abandonOpening(_ prior: PriorDirectory) {
+        journal?.close()
+        journal = nil
+        if let sessionFile, !repairUnfinished || !prior.missingDirectories.isEmpty { Posix.unlinkItem(sessionFile) }
+        sessionFile = nil
+        let alone = sessionLockDescriptor >= 0 && Posix.lockFile(sessionLockDescriptor, LOCK_EX | LOCK_NB) == 0
+        if alone {
+            for name in prior.missingNames { Posix.removeTree(layout.root + "/" + name) }
+            _removeLeftovers()
+            for directory in prior.missingDirectories { _ = directory.withCString { rmdir($0) } }
+        }
+        _releaseLockFiles()
     }
 }

@@ -15,6 +15,7 @@ extension StoreState {
     /// Enforces the limits after a commit (the committed entry, `protecting`, is never evicted by
     /// it: a cache may exceed a limit by at most the object just written) or at open. Both
     /// layouts first delete every expired entry, taken from the expiry heap in O(expired · log n).
+    /// Pinned entries are never evicted: they are in no bucket's list and not in the heap.
     mutating func _enforceLimits(now: Double, protecting: Int32?) {
         switch layout.kind {
         case .single:
@@ -43,7 +44,7 @@ extension StoreState {
         var encoder = JournalEncoder()
         var paths: [String] = []
         _evictExpired(now: now, protecting: protecting, into: &encoder, paths: &paths)
-        while limits.exceeded(count: index.count, bytes: index.totalBytes) {
+        while limits.exceeded(count: index.unpinnedCount, bytes: index.unpinnedBytes) {
             let oldest = index.oldest(inBucket: 0)
             guard oldest >= 0, oldest != protecting else { break }
             _evict(oldest, into: &encoder, paths: &paths)
@@ -62,7 +63,7 @@ extension StoreState {
         if let ratio = _overLimitRatio() {
             for _ in 0..<Self.passesPerRotation {
                 reports.append(_trimPass(now: now, ratio: ratio, protecting: protecting))
-                if !limits.exceeded(count: index.count, bytes: index.totalBytes) { break }
+                if !limits.exceeded(count: index.unpinnedCount, bytes: index.unpinnedBytes) { break }
             }
         }
         return reports
@@ -74,22 +75,24 @@ extension StoreState {
         if let ratio = _overLimitRatio() {
             for _ in 1..<Self.passesPerRotation {
                 reports.append(_trimPass(now: now, ratio: ratio, protecting: nil))
-                if !limits.exceeded(count: index.count, bytes: index.totalBytes) { break }
+                if !limits.exceeded(count: index.unpinnedCount, bytes: index.unpinnedBytes) { break }
             }
         }
         return reports
     }
 
     /// When over a limit, the fraction of every slice to keep so that, once every slice has had
-    /// its pass, the cache is at the low-water mark. Nil when within the limits.
+    /// its pass, the cache is at the low-water mark. Nil when within the limits. Pinned entries
+    /// count for neither: they are in no slice's lists and in no bucket's totals.
     func _overLimitRatio() -> SliceRatio? {
-        guard limits.exceeded(count: index.count, bytes: index.totalBytes) else { return nil }
+        let (count, bytes) = (index.unpinnedCount, index.unpinnedBytes)
+        guard limits.exceeded(count: count, bytes: bytes) else { return nil }
         var ratio = SliceRatio(count: 1, bytes: 1)
-        if let limit = limits.countLimit, index.count > limit {
-            ratio.count = Double(limit) * Self.lowWaterFraction / Double(index.count)
+        if let limit = limits.countLimit, count > limit {
+            ratio.count = Double(limit) * Self.lowWaterFraction / Double(count)
         }
-        if let limit = limits.byteLimit, index.totalBytes > limit {
-            ratio.bytes = Double(limit) * Self.lowWaterFraction / Double(index.totalBytes)
+        if let limit = limits.byteLimit, bytes > limit {
+            ratio.bytes = Double(limit) * Self.lowWaterFraction / Double(bytes)
         }
         return ratio
     }

@@ -46,6 +46,20 @@ struct StoreState {
     var pendingTreeRemovals: [String] = []
     /// This instance's file in `sessions/`, deleted when it closes cleanly.
     var sessionFile: String?
+    /// `remove` records of entries whose files are deleted but which the journal refused (a full
+    /// disk): appended after the next write that succeeds (see `_finishEviction`).
+    var unrecordedRemovals = JournalEncoder()
+    /// `removeAll` deleted the files but could not write the new, empty journal: the next commit,
+    /// trim or closing compacts again (see `_removeAll`).
+    var unrecordedRemoveAll = false
+    /// Whether the journal still names entries this instance removed (their files are deleted).
+    /// While it does, the session file stays when the instance closes: the next opening then
+    /// reconciles index and files, as after a crash, and drops those records.
+    var journalMissesRemovals: Bool { !unrecordedRemovals.isEmpty || unrecordedRemoveAll }
+    /// Set while an opening's repair (after a crash, or of a missing or damaged journal) has not
+    /// been written: an opening that fails then keeps its session file, so that the next one
+    /// repairs too.
+    var repairUnfinished = false
     /// Set from a clean opening until the journal has been replayed into `index` (see
     /// `CacheStore+Opening`): meanwhile `index` is empty, lookups scan the journal's snapshot for
     /// their key, and everything else waits for the replay.
@@ -190,6 +204,7 @@ struct StoreState {
             return  // the replay, the session and the limits follow (`_finishOpening`)
         }
         if needsRepair || journal == nil {
+            repairUnfinished = true
             _reconcile()
             try _compact()
         }
@@ -200,7 +215,7 @@ struct StoreState {
         try _append(encoder)
         degraded = false
         if let now { _enforceLimits(now: now, protecting: nil) }
-        if _journalNeedsCompaction { try? _compact() }
+        if _journalNeedsCompaction || unrecordedRemoveAll { try? _compact() }
     }
 
     // MARK: Closing
@@ -215,6 +230,7 @@ struct StoreState {
             _lockJournal()
             if (try? _catchUp()) != nil {
                 try? _flushTouches()
+                _recordUnrecordedRemovals()
                 if _journalNeedsCompaction {
                     try? _compact()
                 } else if _lookupTableIsStale {
@@ -223,7 +239,7 @@ struct StoreState {
             }
             _unlockJournal()
         }
-        if !degraded, let journal, sessionLockDescriptor >= 0,
+        if !degraded, !journalMissesRemovals, let journal, sessionLockDescriptor >= 0,
             Posix.lockFile(sessionLockDescriptor, LOCK_EX | LOCK_NB) == 0,
             journal.pathState(layout.journal) == .same
         {
@@ -231,7 +247,9 @@ struct StoreState {
             // open trusts the journal to describe the files, so it must be on disk first.
             journal.synchronize()
         }
-        if !degraded, let sessionFile { Posix.unlinkItem(sessionFile) }
+        // Kept when the journal may not describe the files (see `journalMissesRemovals`): the
+        // next opening reconciles, as after a crash.
+        if !degraded, !journalMissesRemovals, let sessionFile { Posix.unlinkItem(sessionFile) }
         sessionFile = nil
         journal?.close()
         journal = nil

@@ -25,17 +25,20 @@ final class StoreWriter: FileCacheWriter {
     private let key: String
     private let id: FileID
     private let temporaryPath: String
+    /// Whether the entry is committed pinned (in its `add` record: see `StoreState._finishPromotion`).
+    private let pinned: Bool
     private let progress: Lock<Progress>
 
     /// `initialSize` and `initialChecksum` describe bytes already in the file (a resumed download).
     init(
         store: CacheStore, key: String, id: FileID, temporaryPath: String, descriptor: Int32,
-        initialSize: Int = 0, initialChecksum: XXH64 = XXH64()
+        initialSize: Int = 0, initialChecksum: XXH64 = XXH64(), pinned: Bool = false
     ) {
         self.store = store
         self.key = key
         self.id = id
         self.temporaryPath = temporaryPath
+        self.pinned = pinned
         progress = Lock(Progress(descriptor: descriptor, checksum: initialChecksum, size: initialSize))
         LoadAccounting.writers.withLock { $0 += 1 }
     }
@@ -84,7 +87,7 @@ final class StoreWriter: FileCacheWriter {
             progress.closed = true
             let record = EntryRecord(
                 key: key, id: id, size: progress.size, checksum: .xxh64(progress.checksum.value),
-                created: 0, session: 0, metadata: metadata)
+                created: 0, session: 0, metadata: metadata, pinned: pinned)
             do throws(FileCacheError) {
                 return try store.commit(temporaryPath: temporaryPath, record: record)
             } catch {

@@ -1,5 +1,5 @@
 /// XXH64 (seed 0), the 64-bit hash of the xxHash family, computed incrementally: the checksum
-/// the file caches record for entries written since issue 13 (older entries keep their CRC-32).
+/// the file caches record for new entries (older entries keep their CRC-32).
 ///
 /// Why not CRC-32: a table-driven CRC is bound by its table loads (one per byte; about 3.7 GB/s
 /// here with slicing-by-16), which made the checksum as expensive as writing a 256 KiB entry to

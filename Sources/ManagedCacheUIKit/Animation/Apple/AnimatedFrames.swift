@@ -27,14 +27,17 @@ final class AnimatedFrames: Sendable, Equatable {
         buffer = AnimationFrameBuffer(frameCount: frameCount, byteLimit: byteLimit, queue: .global(qos: .userInitiated)) { index in
             guard let frame = source.decodeFrame(index) else { return nil }
             let finished = decoder.applyFormat(to: DecodedImage(cgImage: frame)).cgImage ?? frame
-            return AnimationFrameBuffer.Decoded(frame: finished, byteCount: finished.bytesPerRow * finished.height)
+            // Charged as the frame budget counts (`BitmapFootprint`, from the first frame's
+            // `decodedByteCount`): bytes per row × rows, padding and 16-bit components included.
+            return AnimationFrameBuffer.Decoded(frame: finished, byteCount: BitmapFootprint.byteCount(of: finished))
         }
     }
 
-    /// Equal when made from the same bytes at the same size: two decodes of one file are equal
-    /// images, as their bitmaps are.
+    /// Identity: the frames of one decoded image (shared by every copy of it). Like its bitmap
+    /// (`BitmapBox`), never compared by content: comparing the encoded bytes would read a whole
+    /// file on the main thread, where image views compare images.
     static func == (lhs: AnimatedFrames, rhs: AnimatedFrames) -> Bool {
-        lhs === rhs || (lhs.maximumPixelDimension == rhs.maximumPixelDimension && lhs.data == rhs.data)
+        lhs === rhs
     }
 }
 

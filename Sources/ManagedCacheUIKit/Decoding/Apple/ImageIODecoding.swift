@@ -10,7 +10,9 @@ import UniformTypeIdentifiers
 /// Decoding runs wherever the manager decodes (never on the main thread for asynchronous loads).
 /// The bitmap is decompressed before it is returned (`kCGImageSourceShouldCacheImmediately`, or
 /// drawing when resizing), so displaying it never decodes on the main thread. EXIF orientation
-/// is applied. Only the first frame of an animation is decoded.
+/// is applied while decoding; an image that arrives with an orientation of its own (wrapped from
+/// a `UIImage`) is drawn upright when it is resized or encoded. Only the first frame of an
+/// animation is decoded.
 public struct ImageIODecoding: ImageDecoding {
     /// Creates the backend.
     public init() {}
@@ -19,7 +21,7 @@ public struct ImageIODecoding: ImageDecoding {
     public var canTransformPixels: Bool { true }
 
     /// PNG, JPEG, GIF and WebP are validated structurally, as everywhere; bytes of any other
-    /// format (HEIC, AVIF, TIFF, …) are valid when ImageIO reads them completely (issue 11.9).
+    /// format (HEIC, AVIF, TIFF, …) are valid when ImageIO reads them completely.
     ///
     /// - Parameter data: The downloaded bytes.
     /// - Returns: The format, pixel size, frame count and EXIF orientation.
@@ -81,57 +83,38 @@ public struct ImageIODecoding: ImageDecoding {
             transformations: [])
     }
 
-    /// Draws the image into a new bitmap of the plan's canvas size, at the plan's rectangle: opaque
-    /// when the source is, in the source's colour space when it is RGB (``RedrawLayout``).
+    /// Draws the image into a new bitmap of the plan's canvas size, at the plan's rectangle,
+    /// upright: an image stored with an orientation (a camera photo wrapped from a `UIImage`) is
+    /// turned as it says, not squashed into the upright canvas. Opaque when the source is, with
+    /// the source's precision and colour space (``RedrawLayout``).
     ///
     /// - Parameters:
     ///   - image: A decoded image with a bitmap.
-    ///   - plan: The canvas and the rectangle to draw the image in.
-    /// - Returns: The new image, or `nil` when the image has no bitmap or drawing fails.
+    ///   - plan: The canvas and the rectangle to draw the upright image in.
+    /// - Returns: The new image (upright, `orientation == .up`), or `nil` when the image has no
+    ///   bitmap or drawing fails.
     public func resize(_ image: DecodedImage, with plan: ImageResizePlan) -> DecodedImage? {
-        guard let source = image.cgImage else { return nil }
-        let sourceHasAlpha: Bool
-        switch source.alphaInfo {
-        case .none, .noneSkipFirst, .noneSkipLast: sourceHasAlpha = false
-        default: sourceHasAlpha = true
-        }
-        let layout = RedrawLayout(sourceHasAlpha: sourceHasAlpha, sourceIsRGB: source.colorSpace?.model == .rgb)
-        let alpha: CGImageAlphaInfo = layout.hasAlpha ? .premultipliedLast : .noneSkipLast
-        func context(in space: CGColorSpace?) -> CGContext? {
-            guard let space else { return nil }
-            return CGContext(
-                data: nil, width: plan.canvasSize.width, height: plan.canvasSize.height, bitsPerComponent: 8,
-                bytesPerRow: 0, space: space, bitmapInfo: alpha.rawValue)
-        }
-        // An RGB space an 8-bit context refuses (extended-range ones want floats) falls back to sRGB.
-        guard
-            let context = (layout.keepsColorSpace ? context(in: source.colorSpace) : nil)
-                ?? context(in: CGColorSpace(name: CGColorSpace.sRGB))
-        else { return nil }
-        context.interpolationQuality = .high
-        // The plan measures from the top left; Core Graphics from the bottom left.
-        let rect = plan.drawRect
-        let flippedY = plan.canvasSize.height - rect.y - rect.height
-        context.draw(source, in: CGRect(x: rect.x, y: flippedY, width: rect.width, height: rect.height))
-        guard let resized = context.makeImage() else { return nil }
-        return DecodedImage(
-            format: image.format, bitmap: PlatformBitmap(resized), frameCount: image.frameCount,
-            transformations: image.transformations)
+        ProcessorDrawing.redraw(image, RedrawPlan(canvasSize: plan.canvasSize, drawRect: plan.drawRect, clip: .none))
     }
 
-    /// Encodes as JPEG, or as PNG when the bitmap has alpha.
+    /// Encodes upright pixels: as JPEG when they are opaque (a JPEG's always are, whatever alpha
+    /// layout its decoded bitmap reports), else as PNG (`StoredImageEncoding`). An image not
+    /// stored upright is drawn upright first, so the file decodes upright on the next launch.
     ///
     /// - Parameters:
     ///   - image: A decoded image with a bitmap.
     ///   - compressionQuality: The JPEG quality, 0 to 1.
-    /// - Returns: The encoded bytes, or `nil` when the image has no bitmap or ImageIO fails.
+    /// - Returns: The encoded bytes, or `nil` when the image has no bitmap, drawing it upright
+    ///   fails or ImageIO fails.
     public func encode(_ image: DecodedImage, compressionQuality: Double) -> Data? {
-        guard let cgImage = image.cgImage else { return nil }
-        let type: UTType
-        switch cgImage.alphaInfo {
-        case .none, .noneSkipFirst, .noneSkipLast: type = .jpeg
-        default: type = .png
+        let encoding = StoredImageEncoding(for: image)
+        var upright = image
+        if let redraw = encoding.uprightRedraw {
+            guard let drawn = ProcessorDrawing.redraw(image, redraw) else { return nil }
+            upright = drawn
         }
+        guard let cgImage = upright.cgImage else { return nil }
+        let type: UTType = encoding.container == .jpeg ? .jpeg : .png
         let output = NSMutableData()
         guard let destination = CGImageDestinationCreateWithData(output as CFMutableData, type.identifier as CFString, 1, nil)
         else { return nil }

@@ -1,32 +1,34 @@
 #if canImport(ImageIO)
 import CoreGraphics
-import Foundation
 
-/// Holds a decoded `CGImage` inside a `DecodedImage`.
-///
-/// `@unchecked Sendable` is safe here: the only stored property is a `let` holding a `CGImage`,
-/// and a `CGImage` is immutable once created (Core Graphics documents image objects as
-/// immutable and safe to use from any thread). Nothing can mutate the box or its image.
-/// Equality compares pixels (see `==`), so two decodes of one file are equal `DecodedImage`s on
-/// macOS as on Linux, where equal encoded bytes make equal images.
-final class PlatformBitmap: @unchecked Sendable, Equatable {
-    let cgImage: CGImage
+/// A decoded `CGImage` inside a `DecodedImage`, compared by identity (see `BitmapBox`). A
+/// `CGImage` is immutable and Sendable (Apple documents image objects as immutable and safe to
+/// use from any thread), so the box is Sendable without exception.
+typealias PlatformBitmap = BitmapBox<CGImage>
 
-    init(_ cgImage: CGImage) {
-        self.cgImage = cgImage
+extension BitmapBox where Pixels == CGImage {
+    /// The bitmap.
+    var cgImage: CGImage { pixels }
+}
+
+extension BitmapFootprint {
+    /// The bytes `image` occupies: its `bytesPerRow × height`.
+    static func byteCount(of image: CGImage) -> Int {
+        byteCount(bytesPerRow: image.bytesPerRow, rows: image.height)
+    }
+}
+
+extension CGImage {
+    /// Whether the bitmap's layout has an alpha channel (`.none`, `.noneSkipFirst` and
+    /// `.noneSkipLast` have none).
+    var hasAlphaChannel: Bool {
+        switch alphaInfo {
+        case .none, .noneSkipFirst, .noneSkipLast: false
+        default: true
+        }
     }
 
-    /// Equal when the pixels are: same geometry, same layout, same bytes. Not identity: two
-    /// decodes of the same file are equal images (what tests and `DecodedImage`'s `==` mean), and
-    /// comparing bytes costs a copy of each bitmap, which only equality checks pay.
-    static func == (lhs: PlatformBitmap, rhs: PlatformBitmap) -> Bool {
-        if lhs === rhs { return true }
-        let (a, b) = (lhs.cgImage, rhs.cgImage)
-        guard a.width == b.width, a.height == b.height, a.bitsPerPixel == b.bitsPerPixel,
-            a.bytesPerRow == b.bytesPerRow, a.bitmapInfo == b.bitmapInfo,
-            let first = a.dataProvider?.data, let second = b.dataProvider?.data
-        else { return false }
-        return (first as Data) == (second as Data)
-    }
+    /// Whether the bitmap's components are floating-point values (`CGBitmapInfo.floatComponents`).
+    var hasFloatComponents: Bool { bitmapInfo.contains(.floatComponents) }
 }
 #endif

@@ -6,12 +6,16 @@ import CoreGraphics
 /// crops, clips), vImage blurs. Every decision (sizes, rectangles, clip shapes, box sizes, the
 /// orientation transform) is made by platform-neutral code tested on Linux; this only draws.
 enum ProcessorDrawing {
-    /// Draws the image as `plan` says into a new bitmap: transparent outside the clip shape and
-    /// outside the drawn image, opaque when the source is and nothing makes transparency.
+    /// Draws the image as `plan` says into a new bitmap: upright, transparent outside the clip
+    /// shape and outside the drawn image, opaque when the source is and nothing makes
+    /// transparency, with the source's precision and colour space (``RedrawLayout``). A format's
+    /// resize (`ImageIODecoding.resize`) and the upright copy drawn before encoding come here too.
     static func redraw(_ image: DecodedImage, _ plan: RedrawPlan) -> DecodedImage? {
         guard let source = image.cgImage else { return nil }
+        let isOpaque = PixelOpacity.isOpaque(redrawing: image.isOpaque, plan)
         let layout = RedrawLayout(
-            sourceHasAlpha: hasAlpha(source) || plan.makesTransparency, sourceIsRGB: source.colorSpace?.model == .rgb)
+            sourceHasAlpha: !isOpaque, sourceIsRGB: source.colorSpace?.model == .rgb,
+            sourceBitsPerComponent: source.bitsPerComponent, sourceHasFloatComponents: source.hasFloatComponents)
         guard let context = makeContext(plan.canvasSize, layout: layout, source: source) else { return nil }
         context.interpolationQuality = .high
         let bounds = CGRect(x: 0, y: 0, width: plan.canvasSize.width, height: plan.canvasSize.height)
@@ -31,15 +35,16 @@ enum ProcessorDrawing {
         guard let drawn = context.makeImage() else { return nil }
         return DecodedImage(
             format: image.format, bitmap: PlatformBitmap(drawn), frameCount: image.frameCount,
-            transformations: image.transformations)
+            transformations: image.transformations, isOpaque: isOpaque)
     }
 
     /// Blurs the image with three box blurs `boxSize` pixels wide (vImage, edges extended), the
-    /// same size, upright.
+    /// same size, upright. In 8 bits a component whatever the source: vImage's ARGB8888 box
+    /// convolution reads and writes 8-bit pixels.
     static func blur(_ image: DecodedImage, boxSize: Int) -> DecodedImage? {
         guard let source = image.cgImage else { return nil }
         let size = image.pixelSize
-        let layout = RedrawLayout(sourceHasAlpha: hasAlpha(source), sourceIsRGB: source.colorSpace?.model == .rgb)
+        let layout = RedrawLayout(sourceHasAlpha: !image.isOpaque, sourceIsRGB: source.colorSpace?.model == .rgb)
         guard let context = makeContext(size, layout: layout, source: source), let pixels = context.data else { return nil }
         drawUpright(
             source, orientation: image.orientation, in: PixelRect(x: 0, y: 0, width: size.width, height: size.height),
@@ -74,45 +79,53 @@ enum ProcessorDrawing {
         guard let blurred = context.makeImage() else { return nil }
         return DecodedImage(
             format: image.format, bitmap: PlatformBitmap(blurred), frameCount: image.frameCount,
-            transformations: image.transformations)
+            transformations: image.transformations, isOpaque: image.isOpaque)
     }
 
     /// Draws `source`, stored with `orientation`, upright into `rect` (top-left measured) of a
-    /// canvas `canvasHeight` pixels tall.
+    /// canvas `canvasHeight` pixels tall, as `UprightTransform.placing` (tested on Linux) says.
     private static func drawUpright(
         _ source: CGImage, orientation: ImageOrientation, in rect: PixelRect, canvasHeight: Int, context: CGContext
     ) {
-        let upright = orientation.orientedSize(of: PixelSize(width: source.width, height: source.height))
-        // The plan measures from the top left; Core Graphics from the bottom left.
-        let flippedY = canvasHeight - rect.y - rect.height
-        context.translateBy(x: CGFloat(rect.x), y: CGFloat(flippedY))
-        context.scaleBy(
-            x: CGFloat(rect.width) / CGFloat(max(1, upright.width)), y: CGFloat(rect.height) / CGFloat(max(1, upright.height)))
-        let transform = UprightTransform(orientation, upright: upright)
+        let stored = PixelSize(width: source.width, height: source.height)
+        let placing = UprightTransform.placing(orientation, stored: stored, in: rect, canvasHeight: canvasHeight)
         context.concatenate(
             CGAffineTransform(
-                a: CGFloat(transform.a), b: CGFloat(transform.b), c: CGFloat(transform.c), d: CGFloat(transform.d),
-                tx: CGFloat(transform.tx), ty: CGFloat(transform.ty)))
+                a: CGFloat(placing.a), b: CGFloat(placing.b), c: CGFloat(placing.c), d: CGFloat(placing.d),
+                tx: CGFloat(placing.tx), ty: CGFloat(placing.ty)))
         context.draw(source, in: CGRect(x: 0, y: 0, width: source.width, height: source.height))
     }
 
-    /// A bitmap context of `size` laid out as `layout` says, in the source's colour space when it
-    /// keeps it and a context accepts it, else sRGB.
+    /// A bitmap context of `size` laid out as `layout` says: the first of its `attempts` Core
+    /// Graphics accepts (`CGContext.init` returns `nil` for a combination it does not support).
     private static func makeContext(_ size: PixelSize, layout: RedrawLayout, source: CGImage) -> CGContext? {
-        let alpha: CGImageAlphaInfo = layout.hasAlpha ? .premultipliedLast : .noneSkipLast
-        func context(in space: CGColorSpace?) -> CGContext? {
-            guard let space else { return nil }
-            return CGContext(
-                data: nil, width: max(1, size.width), height: max(1, size.height), bitsPerComponent: 8, bytesPerRow: 0,
-                space: space, bitmapInfo: alpha.rawValue)
+        for attempt in layout.attempts {
+            let space: CGColorSpace?
+            switch attempt.colorSpace {
+            case .source: space = source.colorSpace
+            case .sRGB: space = CGColorSpace(name: CGColorSpace.sRGB)
+            case .extendedSRGB: space = CGColorSpace(name: CGColorSpace.extendedSRGB)
+            }
+            guard let space else { continue }
+            let context = CGContext(
+                data: nil, width: max(1, size.width), height: max(1, size.height),
+                bitsPerComponent: attempt.components.bitsPerComponent, bytesPerRow: 0, space: space,
+                bitmapInfo: bitmapInfo(attempt.components, hasAlpha: layout.hasAlpha))
+            if let context { return context }
         }
-        return (layout.keepsColorSpace ? context(in: source.colorSpace) : nil) ?? context(in: CGColorSpace(name: CGColorSpace.sRGB))
+        return nil
     }
 
-    private static func hasAlpha(_ image: CGImage) -> Bool {
-        switch image.alphaInfo {
-        case .none, .noneSkipFirst, .noneSkipLast: false
-        default: true
+    /// The bitmap info of a context with `components`: premultiplied alpha last or a skipped
+    /// last byte, as the pixel formats Core Graphics supports for RGB contexts are (8 and 16-bit
+    /// integers and 32-bit floats in the default byte order; half floats, which Core Graphics
+    /// reads in the host's 16-bit order, little-endian on every Apple device).
+    private static func bitmapInfo(_ components: RedrawLayout.Components, hasAlpha: Bool) -> UInt32 {
+        let alpha: CGImageAlphaInfo = hasAlpha ? .premultipliedLast : .noneSkipLast
+        switch components {
+        case .uint8, .uint16: return alpha.rawValue
+        case .float16: return alpha.rawValue | CGBitmapInfo.floatComponents.rawValue | CGBitmapInfo.byteOrder16Little.rawValue
+        case .float32: return alpha.rawValue | CGBitmapInfo.floatComponents.rawValue
         }
     }
 }

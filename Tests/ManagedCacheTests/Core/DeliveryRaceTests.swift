@@ -1,0 +1,179 @@
+import Foundation
+import ManagedCacheLocking
+import TestSupport
+import Testing
+
+@testable import ManagedCache
+
+/// Holds the first delivery that passed its currency check open, on its thread, until the test
+/// opens it or `bound` seconds pass: the window between "this callback is still current" and
+/// the callback itself, widened so that a `manage` or `unmanage` lands inside it every time.
+/// The bound only ends a window the code under test keeps closed (it waits for the callback);
+/// the verdict never depends on it.
+final class DeliveryWindow: Sendable {
+    private struct State {
+        var holding = false
+        var started = false
+        var used = false
+        var opened = false
+        var passed = false
+    }
+
+    private let state = Lock(State())
+    let bound: Double
+
+    init(bound: Double = 2) { self.bound = bound }
+
+    /// The hook (`ObjectManager.Configuration.afterDeliveryCheck`): holds the first final callback
+    /// (ready or failed); progress passes.
+    func hold(_ event: UserEvent) {
+        if case .progress = event { return }
+        if case .preview = event { return }
+        let first = state.withLock { state -> Bool in
+            guard !state.used else { return false }
+            state.used = true
+            state.holding = true
+            state.started = true
+            return true
+        }
+        guard first else { return }
+        let deadline = MonotonicInstant.now.adding(seconds: bound)
+        while !state.withLock({ $0.opened }), MonotonicInstant.now < deadline { usleep(1_000) }
+        state.withLock {
+            $0.holding = false
+            $0.passed = true
+        }
+    }
+
+    var isHolding: Bool { state.withLock { $0.holding } }
+    /// Whether a delivery was held, even if its window has ended since: what a test waits for, so
+    /// that a poller scheduled late on a busy machine sees the hold it missed (the `manage` or
+    /// `unmanage` then lands after the callback, and the verdict is still right).
+    var hasHeld: Bool { state.withLock { $0.started } }
+    /// Whether the held delivery went on to its user.
+    var hasPassed: Bool { state.withLock { $0.passed } }
+    func open() { state.withLock { $0.opened = true } }
+}
+
+extension RecordingUser {
+    /// The final callbacks (ready or failed) from the `index`th event on.
+    func finalEvents(from index: Int) -> [Event] {
+        events.dropFirst(index).filter {
+            if case .progress = $0 { return false }
+            return true
+        }
+    }
+}
+
+/// Each delivery belongs to one attachment of one user (one `manage` call) and is dropped if that
+/// attachment has ended when it runs. These tests put a `manage` or an `unmanage` between a
+/// delivery's currency check and its callback; once either has returned, no callback decided for
+/// the request it replaced may reach the user.
+@Suite(.offCooperativePool) struct DeliveryRaceTests {
+    @Test func aReadyForThePreviousRequestOfTheSameKeyNeverLandsAfterTheNextManageReturns() async {
+        let loader = ScriptedDataLoader()
+        loader.script("photo", .body(Data("photo".utf8)))
+        let window = DeliveryWindow()
+        let manager = makeScriptedManager(loader: loader) { $0.afterDeliveryCheck = { window.hold($0) } }
+        let first = request("photo", oid: "photo")
+        var second = first
+        second.headers["Authorization"] = "token-2"
+        let user = RecordingUser(first, decoder: BlobDecoder())
+
+        manager.manage(user)
+        #expect(await waitUntil { window.hasHeld })
+        user.setRequest(second)
+        manager.manage(user)  // a memory hit, answered with `second` before it returns
+        let seenWhenManageReturned = user.events.count
+        window.open()
+        #expect(await waitUntil { window.hasPassed })
+
+        let late = user.finalEvents(from: seenWhenManageReturned)
+        #expect(late.isEmpty, "callbacks after the second manage returned: \(late)")
+        #expect(user.readyRequests.last == second)
+    }
+
+    /// Cancelling an awaiting task while its object is being delivered: the runtime runs the
+    /// task's cancellation handler holding the task's status lock, and the delivery resumes the
+    /// task's continuation, which needs that lock. A handler that waited for the delivery (an
+    /// `unmanage` inside it) deadlocked both threads, as a ThreadSanitizer run of the stress suite
+    /// once did; the cancellation must return, and the task end, whatever the order.
+    @Test(arguments: [false, true])
+    func cancellingAnAwaitingCallerWhileItsObjectIsDeliveredNeverDeadlocks(streaming: Bool) async {
+        let loader = ScriptedDataLoader()
+        loader.script("awaited", .body(Data("awaited".utf8)))
+        let window = DeliveryWindow(bound: 5)
+        let manager = makeScriptedManager(loader: loader) { $0.afterDeliveryCheck = { window.hold($0) } }
+        let ended = Lock(false)
+        let task = Task {
+            if streaming {
+                for try await _ in manager.loadEvents(for: request("awaited"), decoder: BlobDecoder()) {}
+            } else {
+                _ = try await manager.object(for: request("awaited"), decoder: BlobDecoder())
+            }
+        }
+        #expect(await waitUntil { window.hasHeld })
+        let cancelled = Lock(false)
+        Thread {
+            task.cancel()
+            cancelled.withLock { $0 = true }
+        }.start()
+        #expect(await waitUntil { cancelled.withLock { $0 } }, "the cancellation returned while the delivery was held")
+        window.open()
+        Task {
+            _ = await task.result
+            ended.withLock { $0 = true }
+        }
+        #expect(await waitUntil { ended.withLock { $0 } }, "the task ended")
+        #expect(await waitUntil { window.hasPassed })
+    }
+
+    @Test func aFailureNeverLandsAfterUnmanageReturns() async {
+        let loader = ScriptedDataLoader()
+        loader.script("broken", .failure(.httpStatus(code: 500)))
+        let window = DeliveryWindow()
+        let manager = makeScriptedManager(loader: loader) { $0.afterDeliveryCheck = { window.hold($0) } }
+        let user = RecordingUser(request("broken"), decoder: BlobDecoder())
+
+        manager.manage(user)
+        #expect(await waitUntil { window.hasHeld })
+        manager.unmanage(user)
+        let seenWhenUnmanageReturned = user.events.count
+        window.open()
+        #expect(await waitUntil { window.hasPassed })
+
+        let late = user.finalEvents(from: seenWhenUnmanageReturned)
+        #expect(late.isEmpty, "callbacks after unmanage returned: \(late)")
+    }
+
+    @Test func aCancellationNeverLandsAfterTheNextManageReturns() async {
+        // The load of `first` is pushed out of a one-slot buffer by another user's load, managed on
+        // another thread, which delivers the cancellation; the user is managed again meanwhile.
+        let loader = ScriptedDataLoader()
+        for path in ["first", "other", "again"] { loader.script(path, .held(firstChunk: Data(path.utf8), rest: Data("!".utf8))) }
+        let window = DeliveryWindow()
+        let manager = makeScriptedManager(loader: loader, bufferSize: 1) { $0.afterDeliveryCheck = { window.hold($0) } }
+        let user = RecordingUser(request("first"), decoder: BlobDecoder())
+        let other = RecordingUser(request("other"), decoder: BlobDecoder())
+
+        manager.manage(user)
+        #expect(await waitUntil { loader.activeCount("first") == 1 })
+        let pushing = Thread { manager.manage(other) }
+        pushing.start()
+        #expect(await waitUntil { window.hasHeld })
+        user.setRequest(request("again"))
+        manager.manage(user)
+        let seenWhenManageReturned = user.events.count
+        window.open()
+        #expect(await waitUntil { window.hasPassed })
+        for path in ["first", "other", "again"] { loader.release(path) }
+        #expect(await waitUntil { user.objects.count == 1 })
+
+        let late = user.finalEvents(from: seenWhenManageReturned).filter {
+            if case .failed = $0 { return true }
+            return false
+        }
+        #expect(late.isEmpty, "failures after the second manage returned: \(late)")
+        withExtendedLifetime(other) {}
+    }
+}
