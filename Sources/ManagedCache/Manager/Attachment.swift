@@ -66,11 +66,14 @@ final class Attachment {
 /// gate every callback decided for that record passes through (see `Attachment.currency`).
 ///
 /// A delivery is bound to one attachment: it is made only if that attachment is still the
-/// record's current one, and the check and the callback form one step. `deliver(ifCurrent:_:)`
-/// holds `gate` from the check to the end of the callback and notes the delivering thread; a new
+/// record's current one, and the last check and the callback form one step. `deliver(ifCurrent:_:)`
+/// holds `gate` for the whole delivery (callbacks to one user run one at a time, in order) and
+/// `running` from its last check to the end of the callback, noting the delivering thread; a new
 /// attachment (`publish`) made meanwhile reports that a callback for the old one is running, and
 /// the `manage` or `unmanage` that made it waits for that callback (`awaitDeliveryInFlight`,
-/// after the manager's lock is released) before it returns. So once either has returned, no
+/// after the manager's lock is released) before it returns. It waits on `running`, not `gate`:
+/// a delivery that holds `gate` may be waiting for the manager's lock (a progress report checks
+/// its load), and a budgeted `manage` must not wait for that lock through it. So once either has returned, no
 /// callback for the request it replaced can reach the user: a reused cell never hears its last
 /// row's answer after it was given a new row, and a user unmanaged hears nothing more.
 ///
@@ -100,6 +103,8 @@ final class AttachmentCurrency: Sendable {
     /// pointer, and ThreadSanitizer took the exclusive access to the one under the lock and the
     /// unlocked read of the other (taking the lock) for a race.
     private let gate = Lock(false)
+    /// Held from a delivery's last check to the end of its callback (a `Bool` for the same reason).
+    private let running = Lock(false)
 
     init(_ attachment: UInt64) {
         state = Lock(State(attachment: attachment, deliveringThread: nil))
@@ -135,14 +140,20 @@ final class AttachmentCurrency: Sendable {
             return
         }
         gate.withLock { _ in
-            let current = state.withLock { state -> Bool in
-                guard state.attachment == attachment else { return false }
-                state.deliveringThread = pthread_self()
-                return true
+            // `stillWanted` may take the manager's lock: asked before `running` is taken, so a
+            // `manage` that retires this attachment meanwhile does not wait for it, and checked
+            // again after it, with the callback, as one step.
+            guard isCurrent(attachment), stillWanted() else { return }
+            running.withLock { _ in
+                let current = state.withLock { state -> Bool in
+                    guard state.attachment == attachment else { return false }
+                    state.deliveringThread = pthread_self()
+                    return true
+                }
+                guard current else { return }
+                defer { state.withLock { $0.deliveringThread = nil } }
+                callback()
             }
-            guard current else { return }
-            defer { state.withLock { $0.deliveringThread = nil } }
-            if stillWanted() { callback() }
         }
     }
 
@@ -150,7 +161,7 @@ final class AttachmentCurrency: Sendable {
     /// when the one running is on this thread).
     func awaitDeliveryInFlight() {
         guard isDeliveringElsewhere else { return }
-        gate.withLock { _ in }
+        running.withLock { _ in }
     }
 }
 

@@ -177,3 +177,61 @@ extension RecordingUser {
         withExtendedLifetime(other) {}
     }
 }
+
+/// A delivery that is still checking whether its load wants it (a progress report asks the
+/// manager's lock) is not yet a callback in flight: retiring its attachment neither waits for it
+/// nor lets it through. Without a manager: the currency alone, driven from two threads.
+@Suite(.offCooperativePool) struct AttachmentCurrencyTests {
+    @Test func retiringAnAttachmentDoesNotWaitForADeliveryStillCheckingItsLoad() async {
+        let currency = AttachmentCurrency(1)
+        let checking = Lock(false)
+        let mayAnswer = Lock(false)
+        let called = Lock(false)
+        let finished = Lock(false)
+        Thread.detachNewThread {
+            currency.deliver(
+                ifCurrent: 1,
+                stillWanted: {
+                    checking.withLock { $0 = true }
+                    // Stands for the manager's lock, held by someone else; bounded so a failing
+                    // build ends the thread.
+                    _ = waitUntilBlocking { mayAnswer.withLock { $0 } }
+                    return true
+                },
+                { called.withLock { $0 = true } })
+            finished.withLock { $0 = true }
+        }
+        #expect(await waitUntil { checking.withLock { $0 } })
+        // The delivery holds the user's gate and waits in its check; retiring does not wait.
+        #expect(currency.publish(0) == false, "a delivery still checking its load was taken for a callback in flight")
+        currency.awaitDeliveryInFlight()
+        mayAnswer.withLock { $0 = true }
+        #expect(await waitUntil { finished.withLock { $0 } })
+        #expect(called.withLock { $0 } == false, "a callback for a retired attachment reached the user")
+    }
+
+    @Test func aCallbackInFlightIsAwaitedByTheCallThatRetiresIt() async {
+        let currency = AttachmentCurrency(1)
+        let inCallback = Lock(false)
+        let mayReturn = Lock(false)
+        let returned = Lock(false)
+        Thread.detachNewThread {
+            currency.deliver(ifCurrent: 1) {
+                inCallback.withLock { $0 = true }
+                _ = waitUntilBlocking { mayReturn.withLock { $0 } }
+                returned.withLock { $0 = true }
+            }
+        }
+        #expect(await waitUntil { inCallback.withLock { $0 } })
+        #expect(currency.publish(0) == true)
+        let awaited = Lock(false)
+        Thread.detachNewThread {
+            currency.awaitDeliveryInFlight()
+            awaited.withLock { $0 = true }
+        }
+        mayReturn.withLock { $0 = true }
+        #expect(await waitUntil { awaited.withLock { $0 } })
+        // The wait ended only after the callback had returned.
+        #expect(returned.withLock { $0 })
+    }
+}
