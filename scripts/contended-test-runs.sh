@@ -4,6 +4,8 @@
 #
 #   scripts/contended-test-runs.sh [N]            # N defaults to 20
 #   BUSY_LOOPS=4 scripts/contended-test-runs.sh 5 # more (or fewer) busy loops than cores
+#   BESIDE_BUILD=1 scripts/contended-test-runs.sh  # and a clean build of the package, over and
+#                                                  # over, in a scratch path of its own
 #
 # The package is built once first (not contended); every run then uses `swift test --skip-build`,
 # so a run measures the tests alone. Each run's output is kept in $LOG_DIR (default: a new
@@ -20,7 +22,10 @@ mkdir -p "$log_dir"
 
 busy_pids=()
 test_pid=""
+build_loop_pid=""
 stop_busy_loops() {
+    if [ -n "$build_loop_pid" ]; then pkill -TERM -P "$build_loop_pid" 2>/dev/null; kill "$build_loop_pid" 2>/dev/null; wait "$build_loop_pid" 2>/dev/null; fi
+    build_loop_pid=""
     for pid in "${busy_pids[@]}"; do kill "$pid" 2>/dev/null; done
     for pid in "${busy_pids[@]}"; do wait "$pid" 2>/dev/null; done
     busy_pids=()
@@ -44,6 +49,17 @@ for _ in $(seq "$loops"); do
     yes >/dev/null &
     busy_pids+=("$!")
 done
+
+if [ "${BESIDE_BUILD:-0}" = 1 ]; then
+    echo "== and a clean build over and over (scratch path $log_dir/beside-build)"
+    ( builds=0
+      while true; do
+          rm -rf "$log_dir/beside-build"
+          swift build --scratch-path "$log_dir/beside-build" >"$log_dir/beside-build.log" 2>&1
+          builds=$((builds + 1)); echo "$builds" >"$log_dir/beside-builds.count"
+      done ) &
+    build_loop_pid=$!
+fi
 
 failed_runs=0
 failures_file="$log_dir/failures.txt"
