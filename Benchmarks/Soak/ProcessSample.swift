@@ -20,6 +20,9 @@ struct ProcessSample {
     var heapFromSystemBytes: Int?
     /// Requests the soak's server had answered when the sample was taken (set by the soak).
     var requestsServed = 0
+    /// URLSession tasks the engine's loaders made so far, and how many of them they cancelled.
+    var tasksMade = 0
+    var tasksCancelled = 0
 
     static func now(since start: Date) -> ProcessSample {
         let seconds = Date().timeIntervalSince(start)

@@ -16,24 +16,54 @@ import FoundationNetworking
 /// it, and Apple's `URLSession` does not have it. The soak measures it here rather than assuming
 /// a figure, and reports the engine's growth beside it.
 enum URLSessionLeakProbe {
-    /// C-heap bytes per request kept by plain `URLSession` requests for `paths` (round robin),
-    /// or `nil` where the C library cannot tell (not glibc).
-    static func bytesPerRequest(server: LoopbackServer, paths: [String], requests: Int) -> Double? {
+    /// C-heap bytes kept per task: for tasks that run to their end, and for tasks cancelled
+    /// while they run (the soak cancels about one in ten of its loads: pushed out of the loading
+    /// buffer, or their users gone).
+    struct Leak {
+        var perCompletedTask: Double
+        var perCancelledTask: Double
+
+        /// The bytes `completed` and `cancelled` tasks keep.
+        func bytes(completed: Int, cancelled: Int) -> Int {
+            Int(max(0, perCompletedTask) * Double(completed) + max(0, perCancelledTask) * Double(cancelled))
+        }
+    }
+
+    /// What plain `URLSession` tasks for `paths` (round robin, four at a time, as the soak's
+    /// threads) keep on the C heap, or `nil` where the C library cannot tell (not glibc).
+    static func measure(server: LoopbackServer, paths: [String], tasks: Int) -> Leak? {
         guard heap_probe_bytes_in_use() >= 0, !paths.isEmpty else { return nil }
         let session = URLSession(configuration: .ephemeral)
         defer { session.invalidateAndCancel() }
-        func run(_ count: Int, from offset: Int) {
-            for index in 0..<count {
-                let done = DispatchSemaphore(value: 0)
-                let url = server.url(paths[(offset + index) % paths.count])
-                session.dataTask(with: url) { _, _, _ in done.signal() }.resume()
-                done.wait()
+        /// Runs `count` tasks on four threads; `cancelAfter`: each is cancelled that long after
+        /// its start (nil: runs to its end).
+        func run(_ count: Int, from offset: Int, cancelAfter: UInt32?) {
+            DispatchQueue.concurrentPerform(iterations: 4) { lane in
+                for index in stride(from: lane, to: count, by: 4) {
+                    let done = DispatchSemaphore(value: 0)
+                    let url = server.url(paths[(offset + index) % paths.count])
+                    let task = session.dataTask(with: url) { _, _, _ in done.signal() }
+                    task.resume()
+                    if let cancelAfter {
+                        usleep(cancelAfter)
+                        // From the session's delegate queue, as the engine's loader does on
+                        // Linux: `cancel()` racing the delivery of the task's end elsewhere stops
+                        // the process (see the Reliability article).
+                        session.delegateQueue.addOperation { task.cancel() }
+                    }
+                    done.wait()
+                }
             }
         }
-        run(200, from: 0)  // connections, buffers and caches set up once
-        let before = heap_probe_bytes_in_use()
-        run(requests, from: 200)
-        let after = heap_probe_bytes_in_use()
-        return Double(after - before) / Double(requests)
+        func perTask(_ count: Int, from offset: Int, cancelAfter: UInt32?) -> Double {
+            let before = heap_probe_bytes_in_use()
+            run(count, from: offset, cancelAfter: cancelAfter)
+            return Double(heap_probe_bytes_in_use() - before) / Double(count)
+        }
+        run(200, from: 0, cancelAfter: nil)  // connections, buffers and caches set up once
+        run(40, from: 200, cancelAfter: 1_000)
+        let completed = perTask(tasks, from: 240, cancelAfter: nil)
+        let cancelled = perTask(tasks / 3, from: 240 + tasks, cancelAfter: 1_000)
+        return Leak(perCompletedTask: completed, perCancelledTask: cancelled)
     }
 }

@@ -43,6 +43,14 @@ import ManagedCacheLocking
     public static var unreportedCancellations: Int { unreportedCancellationCount.withLock { $0 } }
     static let unreportedCancellationCount = Lock<Int>(0)
 
+    /// How many URLSession transfers the loader has made (one per task), over the process's life.
+    public static var transfersMade: Int { transfersMadeCount.withLock { $0 } }
+    static let transfersMadeCount = Lock<Int>(0)
+
+    /// How many of them the loader cancelled, over the process's life.
+    public static var transfersCancelled: Int { transfersCancelledCount.withLock { $0 } }
+    static let transfersCancelledCount = Lock<Int>(0)
+
     /// The counts now.
     public static var current: Counts {
         Counts(

@@ -50,6 +50,7 @@ final class SessionTransfer: Sendable {
     init(receiver: any DataLoadReceiver) {
         self.receiver = receiver
         LoadAccounting.transfers.withLock { $0 += 1 }
+        LoadAccounting.transfersMadeCount.withLock { $0 += 1 }
     }
 
     deinit {
@@ -119,6 +120,7 @@ final class SessionTransfer: Sendable {
         grace: Double = SessionTransfer.cancellationGrace, graceEnded: @escaping @Sendable (_ endedByGrace: Bool) -> Void
     ) {
         state.withLock { $0.cancelledAt = .now }
+        LoadAccounting.transfersCancelledCount.withLock { $0 += 1 }
         // One process-wide timer, not an `asyncAfter` here: this runs on the thread that cancels
         // (often one calling `manage`), and arming a timer of its own woke dispatch's event thread,
         // which took the caller's CPU (see `DeadlineTimer`).
