@@ -3,8 +3,8 @@ import Foundation
 /// The Data Protection class a file cache gives the files it creates, on Apple platforms: when the
 /// system lets anyone, the app included, read them.
 ///
-/// Set it with ``FileCache/Configuration/fileProtection`` or
-/// ``BigFileCache/Configuration/fileProtection``. The default,
+/// Set it with ``JournaledFileCache/Configuration/fileProtection``, the configuration of a
+/// ``FileCache`` and of a ``BigFileCache``. The default,
 /// ``completeUntilFirstUserAuthentication``, keeps the files encrypted from a restart until the
 /// user first unlocks the device, and readable from then on, also while the device is locked, so
 /// background work after a reboot (a background fetch, a notification extension, a

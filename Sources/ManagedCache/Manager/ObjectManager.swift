@@ -139,7 +139,7 @@ public final class ObjectManager: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.fileCache = configuration.fileCache
-        self.fileCacheStore = (configuration.fileCache as? FileCache)?.store ?? (configuration.fileCache as? BigFileCache)?.store
+        self.fileCacheStore = (configuration.fileCache as? JournaledFileCache)?.store
         self.memoryCache = MemoryCache(
             countLimit: configuration.memoryCacheCountLimit, costLimit: configuration.memoryCacheCostLimit,
             eviction: configuration.memoryCacheEviction)

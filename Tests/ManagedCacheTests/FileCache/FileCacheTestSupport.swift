@@ -127,7 +127,7 @@ func relativePath(of entry: FileCacheEntry, in root: URL) -> String {
 
 /// The store behind a `FileCache` or a `BigFileCache`; nil for other caches.
 func storeBehind(_ cache: any FileCaching) -> CacheStore? {
-    (cache as? FileCache)?.store ?? (cache as? BigFileCache)?.store
+    (cache as? JournaledFileCache)?.store
 }
 
 /// The store behind a `FileCache` or a `BigFileCache`, or a failed requirement.
