@@ -174,10 +174,33 @@ public final class LoopbackServer: Sendable {
         core.registry.threadCount
     }
 
+    /// What a test keeps to check that the server, once stopped or released, left nothing behind.
+    public var trace: LoopbackServerTrace {
+        LoopbackServerTrace(registry: core.registry, descriptors: core.ownDescriptors)
+    }
+
     /// Sets every count and record to zero; the peak restarts from the connections open now
     /// (which stay open).
     public func resetStatistics() {
         core.statistics.reset()
         core.registry.resetPeak()
     }
+}
+
+/// What outlives a ``LoopbackServer`` for a leak check: its threads, counted until each ends, and
+/// the descriptors it opened at start. Exact whatever other servers of the process do meanwhile,
+/// where counting the process's threads or descriptors is not.
+public struct LoopbackServerTrace: Sendable {
+    fileprivate let registry: ConnectionRegistry
+    /// The server's listener and wake pipe, as numbered while it ran (once closed, the system may
+    /// give these numbers to other files: compare what they refer to, not the numbers).
+    public let descriptors: [Int32]
+
+    fileprivate init(registry: ConnectionRegistry, descriptors: [Int32]) {
+        self.registry = registry
+        self.descriptors = descriptors
+    }
+
+    /// The server's threads that have not ended (the accept thread and one per connection).
+    public var runningThreadCount: Int { registry.threadCount }
 }

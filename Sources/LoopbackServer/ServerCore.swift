@@ -32,6 +32,8 @@ final class ServerCore: Sendable {
 
     private let shapingState: Lock<Shaping>
     private let listener: Int32
+    /// The descriptors the server opened at start: its listener and its wake pipe.
+    var ownDescriptors: [Int32] { [listener] + wake.descriptors }
 
     /// Binds the listener on 127.0.0.1 at an ephemeral port and starts accepting.
     init(configuration: LoopbackServer.Configuration) throws(LoopbackServerError) {

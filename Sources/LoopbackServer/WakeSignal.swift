@@ -42,6 +42,9 @@ final class WakeSignal: Sendable {
         Socket.close(writeFD)
     }
 
+    /// The pipe's two descriptors.
+    var descriptors: [Int32] { [readFD, writeFD] }
+
     /// Whether `raise()` was called.
     var isRaised: Bool { raisedFlag.withLock { $0 } }
 

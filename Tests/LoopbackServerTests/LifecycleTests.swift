@@ -39,9 +39,12 @@ import Testing
     }
 
     @Test func startingAndStoppingManyServersLeavesNothingBehind() async throws {
-        let descriptorsBefore = Self.openDescriptorCount()
-        let threadsBefore = Self.threadCount()
         var ports: [Int] = []
+        var traces: [LoopbackServerTrace] = []
+        // What the servers' own descriptors (listeners, wake pipes) refer to while they run, as
+        // /proc names them ("pipe:[inode]", "socket:[inode]"): unique while open, where the
+        // numbers are reused at once by other suites' files.
+        var serverFiles = Set<String>()
         // A route and body no other suite's server has: a stopped server's port may be handed to
         // another suite's new server at once (ephemeral ports are reused), and only an answer
         // with this body proves that one of *these* servers still serves.
@@ -54,6 +57,8 @@ import Testing
                 port = server.port
                 ports.append(port)
                 server.setRoute(path, .ok(Data(body.utf8)))
+                traces.append(server.trace)
+                serverFiles.formUnion(server.trace.descriptors.compactMap(Self.openFile(of:)))
                 let connection = try #require(RawConnection(port: port))
                 connection.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 var response = Data()
@@ -85,14 +90,13 @@ import Testing
             let leaked = open.intersection(ports).filter { Self.serves(body, at: path, port: $0) }
             #expect(leaked.isEmpty, "stopped servers still listening on ports \(leaked.sorted())")
         }
-        // And nothing else piles up (wake pipes): other suites run concurrently and open
-        // descriptors of their own (a 9-connection test holds 20), so the slack is wide; a leak
-        // would be 150+ (three per server).
-        if let descriptorsBefore {
-            #expect(await waitUntil { (Self.openDescriptorCount() ?? 0) <= descriptorsBefore + 100 })
-        }
-        if let threadsBefore {
-            #expect(await waitUntil { (Self.threadCount() ?? 0) <= threadsBefore + 20 })
+        // And nothing else is left: no thread of any of these servers runs, and none of their
+        // listeners or wake pipes is open (the last thread of a released server releases them).
+        #expect(await waitUntil { traces.allSatisfy { $0.runningThreadCount == 0 } }, "a stopped server's thread still runs")
+        if Self.openFiles() != nil {
+            #expect(
+                await waitUntil { Self.openFiles().map { $0.isDisjoint(with: serverFiles) } ?? false },
+                "a stopped server's listener or wake pipe is still open")
         }
     }
 
@@ -166,9 +170,21 @@ import Testing
     }
 
     /// Open file descriptors of this process (Linux), nil elsewhere.
-    private static func openDescriptorCount() -> Int? {
+    /// What descriptor `fd` refers to (Linux: its /proc/self/fd link, such as "pipe:[4711]"), nil
+    /// elsewhere or when it is not open.
+    private static func openFile(of fd: Int32) -> String? {
         #if os(Linux)
-        try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
+        #else
+        nil  // no /proc: the leak checks that use it are skipped
+        #endif
+    }
+
+    /// What every open descriptor of this process refers to (Linux), nil elsewhere.
+    private static func openFiles() -> Set<String>? {
+        #if os(Linux)
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
+        return Set(descriptors.compactMap { Int32($0).flatMap(openFile(of:)) })
         #else
         nil  // no /proc: the leak checks that use it are skipped
         #endif
@@ -200,15 +216,6 @@ import Testing
             ports.insert(port)
         }
         return ports
-        #endif
-    }
-
-    /// Threads of this process (Linux), nil elsewhere.
-    private static func threadCount() -> Int? {
-        #if os(Linux)
-        try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count
-        #else
-        nil  // no /proc: the leak checks that use it are skipped
         #endif
     }
 }
