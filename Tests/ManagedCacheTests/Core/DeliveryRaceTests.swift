@@ -105,14 +105,23 @@ extension RecordingUser {
         let window = DeliveryWindow(bound: 5)
         let manager = makeScriptedManager(loader: loader) { $0.afterDeliveryCheck = { window.hold($0) } }
         let ended = Lock(false)
+        let stage = Lock("task not started")
         let task = Task {
+            stage.withLock { $0 = "task started" }
             if streaming {
                 for try await _ in manager.loadEvents(for: request("awaited"), decoder: BlobDecoder()) {}
             } else {
                 _ = try await manager.object(for: request("awaited"), decoder: BlobDecoder())
             }
         }
-        #expect(await waitUntil { window.hasHeld })
+        let held = await waitUntil { window.hasHeld }
+        #expect(
+            held,
+            """
+            no delivery was held: \(stage.withLock { $0 }); loader requests \(loader.requestCount("awaited")),             active \(loader.activeCount("awaited")); manager \(manager.state.withLock { state in
+                "handlers \(state.handlers.values.map { "\($0.phase)" }), fetches \(state.fetches.count)"
+            }); statistics \(manager.statistics)
+            """)
         let cancelled = Lock(false)
         Thread {
             task.cancel()

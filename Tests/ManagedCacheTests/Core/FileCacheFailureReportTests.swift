@@ -5,7 +5,7 @@ import Testing
 
 /// A file cache that fails is reported to the event handler, naming the key it failed for, and
 /// the load goes on without it.
-@Suite struct FileCacheFailureReportTests {
+@Suite(.offCooperativePool) struct FileCacheFailureReportTests {
     @Test func aFailedWriteIsReportedWithTheKeyItWasFor() async {
         let loader = ScriptedDataLoader()
         loader.script("a", .body(Data("some bytes".utf8)))

@@ -6,7 +6,7 @@ import Testing
 
 /// `FileURLDecoder` without a file cache writes temporary files; they are deleted
 /// when their object is released, and those of processes that ended are deleted by the next.
-@Suite struct FileURLDecoderTests {
+@Suite(.offCooperativePool) struct FileURLDecoderTests {
     @Test func aTemporaryFileIsDeletedWhenItsObjectIsReleased() async throws {
         let loader = ScriptedDataLoader()
         loader.script("doc", .body(Data("a large document".utf8)))

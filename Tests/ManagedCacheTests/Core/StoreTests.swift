@@ -44,7 +44,7 @@ private final class Completions: Sendable {
 }
 
 /// An object the app has, stored under a key.
-@Suite struct StoreTests {
+@Suite(.offCooperativePool) struct StoreTests {
     private func bytes(_ entry: FileCacheEntry?, in cache: any FileCaching) -> Data? {
         entry.flatMap { try? cache.readData(for: $0) }
     }

@@ -74,7 +74,7 @@ private final class VariantLoggingFileCache: FileCaching {
 
 /// A decoded variant reaches its users before it is stored, and is stored off the
 /// main thread.
-@Suite struct VariantOrderTests {
+@Suite(.offCooperativePool) struct VariantOrderTests {
     @Test func aDownloadedVariantIsDeliveredBeforeItIsStored() async {
         let directory = TemporaryDirectory()
         let log = OrderLog()

@@ -8,7 +8,7 @@ import Testing
 /// `BigFileCache`'s tenth-at-a-time passes included) and expiry; held to a pinned quota of their
 /// own, which a store or pin exceeds with a typed error and nothing half-written; removed by
 /// removals and `removeAll`; listed with their sizes; journaled, so they survive a reopening.
-@Suite struct FileCachePinningTests {
+@Suite(.offCooperativePool) struct FileCachePinningTests {
     /// Opens a cache of `kind` with a pinned quota.
     static func open(
         _ kind: CacheKind, _ url: URL, byteLimit: Int? = nil, countLimit: Int? = nil, maximumAge: TimeInterval? = nil,

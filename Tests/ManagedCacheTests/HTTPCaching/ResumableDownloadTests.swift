@@ -17,7 +17,7 @@ enum ResumableCacheKind: String, CaseIterable, Sendable {
     }
 }
 
-@Suite struct ResumableDownloadTests {
+@Suite(.offCooperativePool) struct ResumableDownloadTests {
     static let size = 5_000_000
     static let cut = 3_000_000  // 60 %
 

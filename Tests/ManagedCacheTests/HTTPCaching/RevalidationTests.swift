@@ -23,7 +23,7 @@ final class VersionedResource: Sendable {
     }
 }
 
-@Suite struct RevalidationTests {
+@Suite(.offCooperativePool) struct RevalidationTests {
     @Test func staleObjectIsRevalidatedWith304WithoutBodyOrDecode() async throws {
         let server = try LoopbackServer()
         VersionedResource().install(on: server, at: "/doc")

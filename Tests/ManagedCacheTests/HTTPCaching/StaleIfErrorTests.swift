@@ -9,7 +9,7 @@ import Testing
 /// `FileCache` reopened on the directory a previous run filled), the network gone (a refused
 /// connection, a reset, a stalled server), through the public `ObjectManager` API: what users
 /// receive, with which origin, and that the next load once the network is back revalidates.
-@Suite struct StaleIfErrorTests {
+@Suite(.offCooperativePool) struct StaleIfErrorTests {
     /// How the network fails on the second run.
     enum Fault: String, Sendable, CaseIterable, CustomTestStringConvertible {
         /// The server is gone: its port has no listener, the connection is refused at once.

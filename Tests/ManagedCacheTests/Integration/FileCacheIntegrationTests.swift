@@ -15,7 +15,7 @@ private func makeManager(
     }
 }
 
-@Suite struct FileCacheIntegrationTests {
+@Suite(.offCooperativePool) struct FileCacheIntegrationTests {
     @Test func secondManagerOnTheSameDirectoryLoadsFromDisk() async throws {
         let directory = TemporaryDirectory()
         let loader = ScriptedDataLoader()

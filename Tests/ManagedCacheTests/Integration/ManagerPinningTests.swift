@@ -10,7 +10,7 @@ import Testing
 /// the app stores with `pinned: true` is written pinned; `pin` / `unpin` by request afterwards; and
 /// every failure (over the quota, no file cache, a cache that cannot pin) is typed and reported,
 /// with the object still delivered.
-@Suite struct ManagerPinningTests {
+@Suite(.offCooperativePool) struct ManagerPinningTests {
     /// A `FileCache` keeping one unpinned entry: whatever is not pinned is soon evicted.
     private func tinyCache(_ directory: TemporaryDirectory, pinnedByteLimit: Int? = 1 << 20) throws -> FileCache {
         try FileCache(directory: directory.url, configuration: .init(countLimit: 1, pinnedByteLimit: pinnedByteLimit))

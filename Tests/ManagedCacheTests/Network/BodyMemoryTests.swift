@@ -14,7 +14,7 @@ import Darwin
 /// A downloaded body kept in memory is stored at its size, not with the slack of a buffer grown
 /// chunk by chunk: a decoder that keeps the bytes keeps that slack in the
 /// memory cache, which counts only the bytes.
-@Suite struct BodyMemoryTests {
+@Suite(.offCooperativePool) struct BodyMemoryTests {
     /// 100,000 bytes, grown by appending the pieces FoundationNetworking delivers, took a buffer
     /// of 122,888 bytes.
     static let bodySize = 100_000

@@ -9,7 +9,7 @@ import Testing
 /// memory (a 200 MiB download must not be held in memory): decoders get it back whole, mapped; a decoder that wants a file
 /// gets the file itself (`FileURLDecoder` keeps it as long as its `DecodedFile`); the file is
 /// deleted once nothing keeps it, and when the download is cancelled or fails.
-@Suite struct DownloadSpoolTests {
+@Suite(.offCooperativePool) struct DownloadSpoolTests {
     static let threshold = 64 << 10
 
     /// A manager without a file cache that spools bodies past 64 KiB.

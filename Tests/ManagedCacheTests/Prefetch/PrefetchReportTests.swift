@@ -9,7 +9,7 @@ import Testing
 /// Prefetching that reports: what became of each request (loaded, already cached, failed with its
 /// typed error, cancelled), progress as counts, the `async` and callback forms, against the
 /// loopback server and a real `FileCache`.
-@Suite struct PrefetchReportTests {
+@Suite(.offCooperativePool) struct PrefetchReportTests {
     /// Collects progress values, in the order they came.
     final class ProgressLog: Sendable {
         private let values = Lock<[PrefetchProgress]>([])

@@ -16,7 +16,7 @@ import Darwin
 /// corrupt entry), the damaged bytes are never delivered, and the key is reloaded from the
 /// network exactly once (the loopback server counts the requests); undamaged keys keep coming
 /// from disk.
-@Suite(.exclusiveOfChildProcesses) struct CorruptionTests {
+@Suite(.exclusiveOfChildProcesses, .offCooperativePool) struct CorruptionTests {
     enum Damage: String, CaseIterable, Sendable {
         case firstByteFlipped, middleByteFlipped, lastByteFlipped, truncatedToHalf, truncatedToZero, oneByteAppended,
             deleted, zeroFilled, replacedByAnotherEntrysFile

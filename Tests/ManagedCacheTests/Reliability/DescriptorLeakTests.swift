@@ -27,7 +27,7 @@ import Testing
 /// After every load has ended, each test checks: no descriptor open in `loading/` and no file
 /// left there, no transfer left in the loader, no fetch in the manager, every user still held
 /// told exactly once, every object delivered the right one.
-@Suite struct DescriptorLeakTests {
+@Suite(.offCooperativePool) struct DescriptorLeakTests {
     static let bodySize = 48_000
 
     /// Routes: `/slow/…` drips its body; `/reset-once/…` resets mid-body on its first request,

@@ -10,7 +10,7 @@ import Testing
 /// no file is ever created outside the cache root, no key is ever served another key's bytes
 /// (from the network or, with the network off, from disk), and URLs that cannot be loaded fail
 /// with `.invalidRequest`.
-@Suite struct HostileKeyTests {
+@Suite(.offCooperativePool) struct HostileKeyTests {
     /// One generated request, or a URL string that `URL(string:)` refused.
     struct Case: Sendable {
         let index: Int

@@ -12,7 +12,7 @@ import Testing
 /// under way are told `.cancelled(.managerShutDown)` once, and an event stream being iterated
 /// ends instead of hanging. Then, many managers created and dropped in a row leave no decoded
 /// object alive.
-@Suite struct ManagerLifetimeTests {
+@Suite(.offCooperativePool) struct ManagerLifetimeTests {
     /// Counts its live instances.
     final class Tracked: Sendable {
         static let live = Lock<Int>(0)

@@ -9,7 +9,7 @@ import Testing
 /// the right typed error, every user told once, nothing in the memory cache or on disk, no hang,
 /// an `await` caller told the same (or, for a permanent failure, told it failed recently without
 /// a new request), and the next good request for the key succeeds.
-@Suite struct NetworkFaultTests {
+@Suite(.offCooperativePool) struct NetworkFaultTests {
     /// One fault and the outcome it must have.
     struct Fault: Sendable {
         let name: String
