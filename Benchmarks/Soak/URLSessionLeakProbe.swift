@@ -1,6 +1,7 @@
 import Foundation
 import HeapProbe
 import LoopbackServer
+import ManagedCacheLocking
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -33,23 +34,36 @@ enum URLSessionLeakProbe {
     /// threads) keep on the C heap, or `nil` where the C library cannot tell (not glibc).
     static func measure(server: LoopbackServer, paths: [String], tasks: Int) -> Leak? {
         guard heap_probe_bytes_in_use() >= 0, !paths.isEmpty else { return nil }
-        let session = URLSession(configuration: .ephemeral)
+        let ends = TaskEnds()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let session = URLSession(configuration: .ephemeral, delegate: ends, delegateQueue: queue)
         defer { session.invalidateAndCancel() }
-        /// Runs `count` tasks on four threads; `cancelAfter`: each is cancelled that long after
-        /// its start (nil: runs to its end).
+        // Tasks to cancel go to routes that stall after their first bytes, so they are still
+        // running when cancelled: a task whose end the session is delivering meanwhile may stop
+        // the process when cancelled (FoundationNetworking's race, see the Reliability article).
+        let stalled = (0..<8).map { "/probe/stalled/\($0)" }
+        for path in stalled {
+            server.setRoute(path, .ok(Data(count: 64_000)).behaving(.stall(afterBodyBytes: 4_000)))
+        }
+        /// Runs `count` tasks on four threads; `cancelAfter`: each goes to a stalled route and is
+        /// cancelled that long after its start, in microseconds (nil: runs to its end).
         func run(_ count: Int, from offset: Int, cancelAfter: UInt32?) {
             DispatchQueue.concurrentPerform(iterations: 4) { lane in
                 for index in stride(from: lane, to: count, by: 4) {
                     let done = DispatchSemaphore(value: 0)
-                    let url = server.url(paths[(offset + index) % paths.count])
-                    let task = session.dataTask(with: url) { _, _, _ in done.signal() }
+                    let routes = cancelAfter == nil ? paths : stalled
+                    let task = session.dataTask(with: server.url(routes[(offset + index) % routes.count]))
+                    ends.expect(task, done)
                     task.resume()
                     if let cancelAfter {
                         usleep(cancelAfter)
-                        // From the session's delegate queue, as the engine's loader does on
-                        // Linux: `cancel()` racing the delivery of the task's end elsewhere stops
-                        // the process (see the Reliability article).
-                        session.delegateQueue.addOperation { task.cancel() }
+                        // On the delegate queue, as the engine's loader does on Linux.
+                        queue.addOperation {
+                            guard ends.isWaiting(for: task), task.state != .completed else { return }
+                            task.cancel()
+                            _ = task.priority  // waits for the session's work queue, as the loader does
+                        }
                     }
                     done.wait()
                 }
@@ -65,5 +79,23 @@ enum URLSessionLeakProbe {
         let completed = perTask(tasks, from: 240, cancelAfter: nil)
         let cancelled = perTask(tasks / 3, from: 240 + tasks, cancelAfter: 1_000)
         return Leak(perCompletedTask: completed, perCancelledTask: cancelled)
+    }
+}
+
+/// The probe's session delegate: signals each task's semaphore when the session delivers its end
+/// (on the delegate queue).
+private final class TaskEnds: NSObject, URLSessionDataDelegate, Sendable {
+    private let waiting = Lock<[Int: DispatchSemaphore]>([:])
+
+    func expect(_ task: URLSessionTask, _ done: DispatchSemaphore) {
+        waiting.withLock { $0[task.taskIdentifier] = done }
+    }
+
+    func isWaiting(for task: URLSessionTask) -> Bool {
+        waiting.withLock { $0[task.taskIdentifier] != nil }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        waiting.withLock { $0.removeValue(forKey: task.taskIdentifier) }?.signal()
     }
 }

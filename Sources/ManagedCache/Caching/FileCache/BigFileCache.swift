@@ -19,7 +19,7 @@ import Foundation
 ///   every commit from an expiry queue (cost proportional to what expired), never returned.
 /// - **LRU within a slice.** Eviction order is least recently used among the slice's entries,
 ///   not over the whole cache.
-/// - **Pinned entries stay.** Pinned entries (``pin(forKey:)``, `store(_:forKey:metadata:pinned:)`)
+/// - **Pinned entries stay.** Pinned entries (``JournaledFileCache/pin(forKey:)``, `store(_:forKey:metadata:pinned:)`)
 ///   are in no slice's eviction order and never expire: passes skip them at no cost. They count
 ///   against the pinned quota (`pinnedByteLimit`), not the limits.
 ///

@@ -19,8 +19,8 @@ import Foundation
 ///   entries and `byteLimit` bytes of them, plus at most the object just written (which is kept even when it alone
 ///   exceeds the byte limit, so its reader can still use it), and no expired entry.
 /// - **Pinned entries stay.** An entry stored with `pinned: true` or pinned later
-///   (``pin(forKey:)``) is never evicted, trimmed or expired; it counts against the pinned quota
-///   (`pinnedByteLimit`), on top of the limits, until ``unpin(forKey:)``, a removal or `removeAll`.
+///   (``JournaledFileCache/pin(forKey:)``) is never evicted, trimmed or expired; it counts against the pinned quota
+///   (`pinnedByteLimit`), on top of the limits, until ``JournaledFileCache/unpin(forKey:)``, a removal or `removeAll`.
 /// - **LRU.** A hit makes an entry the most recently used. Recency is kept in memory and written
 ///   to the index in batches (every 256 hits, with the next commit, at `trim`, `flush` and when
 ///   the cache is released), never one disk write per hit.
