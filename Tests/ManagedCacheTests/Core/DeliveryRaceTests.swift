@@ -115,13 +115,10 @@ extension RecordingUser {
             }
         }
         let held = await waitUntil { window.hasHeld }
-        #expect(
-            held,
-            """
-            no delivery was held: \(stage.withLock { $0 }); loader requests \(loader.requestCount("awaited")),             active \(loader.activeCount("awaited")); manager \(manager.state.withLock { state in
-                "handlers \(state.handlers.values.map { "\($0.phase)" }), fetches \(state.fetches.count)"
-            }); statistics \(manager.statistics)
-            """)
+        // What a failure says: how far the awaited task got, and what the manager and loader saw.
+        let handlers = manager.state.withLock { state in state.handlers.values.map { "\($0.phase)" } }
+        let progress = "\(stage.withLock { $0 }); loader requests \(loader.requestCount("awaited"))"
+        #expect(held, "no delivery was held: \(progress); handlers \(handlers); statistics \(manager.statistics)")
         let cancelled = Lock(false)
         Thread {
             task.cancel()
