@@ -130,14 +130,7 @@ struct CacheIndex: Sendable {
         count -= 1
         totalBytes -= removed.record.size
         recordBytes -= Int(removed.recordBytes)
-        if removed.record.pinned {
-            pinnedCount -= 1
-            pinnedBytes -= removed.record.size
-        } else {
-            buckets[Int(removed.bucket)].count -= 1
-            buckets[Int(removed.bucket)].bytes -= removed.record.size
-        }
-        if removed.expires.isFinite { expiringCount -= 1 }
+        subtractFromTotals(removed)
         if expiries.count > 2 * count + 64 { rebuildExpiries() }
         return removed
     }
@@ -158,14 +151,7 @@ struct CacheIndex: Sendable {
         let old = slots[Int(slot)]
         guard old.live, old.record.pinned != pinned else { return }
         unlink(slot)
-        if old.record.pinned {
-            pinnedCount -= 1
-            pinnedBytes -= old.record.size
-        } else {
-            buckets[Int(old.bucket)].count -= 1
-            buckets[Int(old.bucket)].bytes -= old.record.size
-        }
-        if old.expires.isFinite { expiringCount -= 1 }
+        subtractFromTotals(old)
         var record = old.record
         record.pinned = pinned
         slots[Int(slot)].record = record
@@ -193,6 +179,20 @@ struct CacheIndex: Sendable {
             expiringCount += 1
             expiries.push(ExpiryItem(expires: entry.expires, slot: slot, version: entry.record.id.version))
         }
+    }
+
+    /// Takes `entry` (as it was counted: `addToTotals`) off the totals of its list and the count
+    /// of expiring entries. Its expiry-heap item stays: items are checked against their slot when
+    /// they come up, and the heap is rebuilt when stale ones outnumber the entries.
+    private mutating func subtractFromTotals(_ entry: IndexSlot) {
+        if entry.record.pinned {
+            pinnedCount -= 1
+            pinnedBytes -= entry.record.size
+        } else {
+            buckets[Int(entry.bucket)].count -= 1
+            buckets[Int(entry.bucket)].bytes -= entry.record.size
+        }
+        if entry.expires.isFinite { expiringCount -= 1 }
     }
 
     /// Replaces the entry's metadata (and with it its expiry, unless it is pinned).
