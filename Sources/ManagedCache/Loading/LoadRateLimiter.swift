@@ -11,7 +11,7 @@ import ManagedCacheLocking
 /// (one timer for the process: arming a dispatch timer per wait would wake dispatch's event
 /// thread each time, see `DeadlineTimer`). Waiting loads go highest priority first, first come
 /// first served within one priority (`PriorityWaitQueue`). A load whose users all left (the cells
-/// of rows scrolled past) has priority `.veryLow` (`ObjectManager._refreshPriority`), so when a
+/// of rows scrolled past) has priority `.veryLow` (`LoadCore._refreshPriority`), so when a
 /// scroll stops the cells on screen go first.
 final class LoadRateLimiter: Sendable {
     private struct State {

@@ -27,7 +27,7 @@ struct ManagerState {
     /// The latest stored object still writing to each file key: a later store of the
     /// file key (or a memory-only store of the same object key) closes its gate, so stores land
     /// in the order they were made.
-    var pendingStores: [String: ObjectManager.PendingStore] = [:]
+    var pendingStores: [String: PendingStore] = [:]
     /// Fetch tasks to create once the lock is released (`ManagerLock`, `FetchTaskSlot`).
     var fetchStarts: [FetchStart] = []
 
@@ -87,7 +87,7 @@ final class FetchRecord {
     /// Its task, created once the lock that created the fetch is released.
     let task: FetchTaskSlot
     var progress = LoadProgress(receivedBytes: 0, expectedBytes: nil)
-    /// The fetch's priority, which its loader reads (see `ObjectManager._refreshPriority`).
+    /// The fetch's priority, which its loader reads (see `LoadCore._refreshPriority`).
     let priority: LoadPriorityCell
     /// The priority of the data-only prefetches in `prefetchHolds`.
     var prefetchPriority = LoadPriority.veryLow

@@ -154,7 +154,7 @@ final class ObjectHandler {
         revalidatingFetch = fetch
     }
 
-    /// any phase → loaded, for an object the app stores (`ObjectManager+Storing`):
+    /// any phase → loaded, for an object the app stores (`LoadCore._storeObject`, `_startStoring`):
     /// whatever was under way is abandoned (a new generation, so its results are ignored; the
     /// caller has taken the handler off its fetches and closed `writeGate`), and the handler waits
     /// for the stored object (`finishDecoding`). Returns the generation the store belongs to.

@@ -94,10 +94,8 @@ extension ObjectManager {
             }
             return
         }
-        let start: @Sendable (inout ManagerState) -> PendingWork = { [self] state in
-            guard let handler = state.handlers[key], handler.generation == generation, case .loaded = handler.phase
-            else { return PendingWork() }
-            return _startLoading(key, evictable: policy.participatesInLoadingBuffer, in: &state)
+        let start: @Sendable (inout ManagerState) -> PendingWork = { [core] state in
+            core._fileLookupMissed(key, generation: generation, in: &state)
         }
         // Out of its time already: the start does not wait for the lock at all.
         performSection(start, synchronousUser: synchronousUser, lockWait: outOfBudget ? 0 : nil)
@@ -123,11 +121,7 @@ extension ObjectManager {
     /// turned out unusable (a bad variant, an entry whose file vanished) and its handler still
     /// waits for that decode.
     func loadAfterFileCacheEntryFailed(_ job: DecodeJob) {
-        let work = state.withLock { state -> PendingWork in
-            guard let handler = state.handlers[job.key], handler.generation == job.generation, case .loaded = handler.phase
-            else { return PendingWork() }
-            return _startLoading(job.key, evictable: handler.policy.participatesInLoadingBuffer, in: &state)
-        }
+        let work = state.withLock { core._fileLookupMissed(job.key, generation: job.generation, in: &$0) }
         perform(work)
     }
 

@@ -154,21 +154,13 @@ extension ObjectManager {
     public func cancelPrefetching(_ requests: [ObjectRequest]) {
         let dataKeys = Set(requests.map(\.dataKey))
         guard !dataKeys.isEmpty else { return }
-        let work = state.withLock { state -> PendingWork in
-            state.prefetchQueue.removeAll { dataKeys.contains($0) }
-            state.prefetchWatch.settleQueued(where: { dataKeys.contains($0) }, .cancelled)
-            return _releasePrefetchHolds(where: { dataKeys.contains($0) }, in: &state)
-        }
+        let work = state.withLock { core._cancelPrefetching(where: { dataKeys.contains($0) }, in: &$0) }
         perform(work)
     }
 
     /// Drops the prefetches not started yet and stops those running that no user waits for.
     public func cancelPrefetching() {
-        let work = state.withLock { state -> PendingWork in
-            state.prefetchQueue.removeAll()
-            state.prefetchWatch.settleQueued(where: { _ in true }, .cancelled)
-            return _releasePrefetchHolds(where: { _ in true }, in: &state)
-        }
+        let work = state.withLock { core._cancelPrefetching(where: { _ in true }, in: &$0) }
         perform(work)
     }
 
@@ -185,37 +177,6 @@ extension ObjectManager {
     /// The number of prefetches waiting for a slot (not started yet).
     package var queuedPrefetchCount: Int { state.withLock { $0.prefetchQueue.count } }
 
-    /// Takes the prefetch's hold off every handler and fetch whose data key matches, cancelling
-    /// what nobody else wants and lowering the priority of what somebody does.
-    private func _releasePrefetchHolds(where matches: (String) -> Bool, in state: inout ManagerState) -> PendingWork {
-        var work = PendingWork()
-        for (key, handler) in state.handlers where handler.heldByPrefetch && matches(key.dataKey) {
-            handler.releasePrefetch()
-            state.prefetchWatch.settleHandler(key, .cancelled)
-            if handler.hasLiveUsers {
-                _refreshPriority(dataKey: key.dataKey, in: &state)
-            } else {
-                work.append(_cancelHandler(key, reason: .caller, in: &state))
-            }
-        }
-        for (dataKey, fetch) in state.fetches where fetch.prefetchHolds > 0 && matches(dataKey) {
-            fetch.prefetchHolds = 0
-            state.prefetchWatch.settleFetch(fetch.identifier, .cancelled)
-            if fetch.isWanted {
-                _refreshPriority(dataKey: dataKey, in: &state)
-            } else {
-                work.cancel(fetch.task)
-                state.fetches.removeValue(forKey: dataKey)
-                state.statistics.loadsCancelled += 1
-                if fetch.inPrefetchLane {
-                    state.runningPrefetches -= 1
-                    work.append(_startQueuedPrefetches(in: &state))
-                }
-            }
-        }
-        return work
-    }
-
     private func enqueuePrefetches(
         _ requests: [ObjectRequest], decoder: AnyObjectDecoder?, priority: LoadPriority, batch: PrefetchBatch? = nil
     ) {
@@ -225,120 +186,15 @@ extension ObjectManager {
             batch
             ?? (requests.contains { configuration.policy.applying($0.policy).pinsInFileCache }
                 ? makeBatch(requests, progress: nil, completion: { _ in }) : nil)
-        let work = state.withLock { state -> PendingWork in
-            state.statistics.requests += requests.count
-            for (index, request) in requests.enumerated() {
-                guard !request.dataKey.isEmpty, configuration.dataLoader.canLoad(request.url) else {
-                    let reason = request.dataKey.isEmpty ? "empty key" : "unsupported URL '\(request.url.absoluteString)'"
-                    batch?.record(.failed(.invalidRequest(reason: reason)), at: index)
-                    continue
-                }
-                let identity = PrefetchQueue.Identity(dataKey: request.dataKey, decoder: decoder?.identifier)
-                switch _reprioritizePrefetch(request, decoder: decoder, priority: priority, in: &state) {
-                case nil:
-                    state.prefetchQueue.append(
-                        PrefetchItem(request: request, decoder: decoder, priority: priority, sequence: state._makeIdentifier()))
-                    fallthrough
-                case .queued?:
-                    if let batch { state.prefetchWatch.watchQueued(identity, .init(batch: batch, index: index)) }
-                case .handler(let key)?:
-                    if let batch { state.prefetchWatch.watchHandler(key, .init(batch: batch, index: index)) }
-                case .fetch(let identifier)?:
-                    if let batch { state.prefetchWatch.watchFetch(identifier, .init(batch: batch, index: index)) }
-                }
-            }
-            return _startQueuedPrefetches(in: &state)
+        // Asked before the lock: the loader is the app's code, which no section calls.
+        let unloadable = requests.map { request -> String? in
+            if request.dataKey.isEmpty { return "empty key" }
+            return configuration.dataLoader.canLoad(request.url) ? nil : "unsupported URL '\(request.url.absoluteString)'"
+        }
+        let work = state.withLock {
+            core._enqueuePrefetches(requests, unloadable: unloadable, decoder: decoder, priority: priority, batch: batch, in: &$0)
         }
         perform(work)
     }
 
-    /// Where a prefetch already under way for a request is.
-    private enum PrefetchUnderWay {
-        case queued
-        case handler(ObjectKey)
-        case fetch(UInt64)
-    }
-
-    /// When `request` is already queued or running as a prefetch with this decoder, gives it
-    /// `priority` and says where it is; `nil` when it is not.
-    private func _reprioritizePrefetch(
-        _ request: ObjectRequest, decoder: AnyObjectDecoder?, priority: LoadPriority, in state: inout ManagerState
-    ) -> PrefetchUnderWay? {
-        let dataKey = request.dataKey
-        if state.prefetchQueue.reprioritize(PrefetchQueue.Identity(dataKey: dataKey, decoder: decoder?.identifier), to: priority) {
-            return .queued
-        }
-        if let decoder {
-            let key = request.objectKey(variant: decoder.identifier)
-            guard let handler = state.handlers[key], handler.heldByPrefetch, handler.phase.isBusy else { return nil }
-            handler.reprioritizePrefetch(priority)
-            _refreshPriority(dataKey: dataKey, in: &state)
-            return .handler(key)
-        }
-        guard let fetch = state.fetches[dataKey], fetch.prefetchHolds > 0 else { return nil }
-        fetch.prefetchPriority = priority
-        _refreshPriority(dataKey: dataKey, in: &state)
-        return .fetch(fetch.identifier)
-    }
-
-    /// Starts waiting prefetches while prefetch slots are free; skips those already satisfied or under way.
-    func _startQueuedPrefetches(in state: inout ManagerState) -> PendingWork {
-        let limit = max(1, configuration.prefetchConcurrency)
-        while state.runningPrefetches < limit, let item = state.prefetchQueue.popNext() {
-            let dataKey = item.request.dataKey
-            let identity = item.identity
-            let policy = configuration.policy.applying(item.request.policy)
-            guard let decoder = item.decoder else {
-                let fetchID: UInt64
-                if let fetch = state.fetches[dataKey] {
-                    fetch.prefetchHolds += 1
-                    fetch.prefetchPriority = max(fetch.prefetchPriority, item.priority)
-                    _refreshPriority(dataKey: dataKey, in: &state)
-                    fetchID = fetch.identifier
-                } else {
-                    fetchID = _createFetch(
-                        dataKey: dataKey, request: item.request, policy: policy, subscriber: nil,
-                        inPrefetchLane: true, priority: item.priority, in: &state)
-                }
-                state.prefetchWatch.startedFetch(identity, fetchID)
-                continue
-            }
-            let key = item.request.objectKey(variant: decoder.identifier)
-            if memoryCache.contains(key) {
-                state.prefetchWatch.settleQueued(identity, .alreadyCached(.memory))
-                continue
-            }
-            let handler = state.handlers[key] ?? ObjectHandler(key: key, decoder: decoder, request: item.request, policy: policy)
-            switch handler.phase {
-            case .ready:
-                state.prefetchWatch.settleQueued(identity, .alreadyCached(.sharedObject))
-                continue
-            case .loading, .loaded:
-                // Under way for users: the prefetch's outcome is that load's.
-                state.prefetchWatch.startedHandler(identity, key)
-                continue
-            case .new, .failed:
-                if let failure = state.failures.failure(for: key, now: configuration.failureClock()) {
-                    state.prefetchWatch.settleQueued(identity, .failed(.recentlyFailed(failure)))
-                    continue
-                }
-                handler.adopt(request: item.request, policy: policy)
-                let fetchID: UInt64
-                state.handlers[key] = handler
-                if let fetch = state.fetches[dataKey] {
-                    fetch.subscribers.insert(key)
-                    fetchID = fetch.identifier
-                } else {
-                    fetchID = _createFetch(
-                        dataKey: dataKey, request: item.request, policy: policy, subscriber: key,
-                        inPrefetchLane: true, priority: item.priority, in: &state)
-                }
-                handler.startPrefetch(fetch: fetchID, priority: item.priority)
-                state.handlers[key] = handler
-                _refreshPriority(dataKey: dataKey, in: &state)
-                state.prefetchWatch.startedHandler(identity, key)
-            }
-        }
-        return PendingWork()
-    }
 }

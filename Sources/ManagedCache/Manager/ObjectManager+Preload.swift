@@ -84,10 +84,4 @@ extension ObjectManager {
         return preloaded
     }
 
-    /// Stops preloads: a real request needs the disk now.
-    func _cancelPreloads(in state: inout ManagerState) {
-        guard !state.preloads.isEmpty else { return }
-        for task in state.preloads { task.cancel() }
-        state.preloads.removeAll()
-    }
 }

@@ -117,10 +117,8 @@ public final class ObjectManager: Sendable {
     /// The currencies of the users' records, the same object as `ManagerState.currencies`,
     /// reachable here without the lock (see `AttachmentCurrencies`).
     let currencies: AttachmentCurrencies
-    /// Fetch tasks created and not yet finished. Not `activeLoadCount`: a cancelled fetch leaves
-    /// the manager's state at once, while its task (and its transfer, which may not even have
-    /// started) ends a moment later. Its own lock: counted from tasks that may outlive the manager.
-    let fetchTasksRunning = SharedLock(0)
+    /// Decides what each call and each load's event means, under `state`'s lock (see `LoadCore`).
+    let core: LoadCore
     /// The counters that loads bump from their own threads, with nothing else to decide: behind
     /// a lock of their own, so that counting a request sent, a chunk received or a file-cache error
     /// never waits for (or holds up) the lock every `manage` takes (counting each request
@@ -150,6 +148,10 @@ public final class ObjectManager: Sendable {
             ManagerState(
                 loadingBufferSize: configuration.loadingBufferSize, pushOut: configuration.loadingBufferPushOut,
                 currencies: currencies))
+        self.core = LoadCore(
+            memoryCache: memoryCache, undecodedData: undecodedData, configuration: configuration,
+            hasFileCache: configuration.fileCache != nil, fetchRunner: FetchRunner())
+        core.fetchRunner.attach(self)
         observeMemoryWarnings()
     }
 
@@ -201,11 +203,7 @@ public final class ObjectManager: Sendable {
     public var loadingBufferSize: Int {
         get { state.withLock { $0.loadingBuffer.capacity } }
         set {
-            let work = state.withLock { state -> PendingWork in
-                let progress = state._progressForPushOut()
-                let pushedOut = state.loadingBuffer.resize(to: newValue, progress: progress)
-                return _handleBufferOverflow(pushedOut, in: &state)
-            }
+            let work = state.withLock { core._resizeLoadingBuffer(to: newValue, in: &$0) }
             perform(work)
         }
     }
@@ -234,7 +232,7 @@ public final class ObjectManager: Sendable {
 
     /// Fetch tasks not yet finished, cancelled ones included (for the reliability tests: when it
     /// is 0, no transfer of this manager can start any more).
-    var runningFetchTaskCount: Int { fetchTasksRunning.withLock { $0 } }
+    var runningFetchTaskCount: Int { core.fetchRunner.running.withLock { $0 } }
 
     /// The keys in the loading buffer, oldest first (for tests and diagnostics).
     @available(*, deprecated, message: "for tests and diagnostics only; it leaves the public API in a later release")
@@ -321,20 +319,7 @@ public final class ObjectManager: Sendable {
 
     /// Cancels every load and prefetch; their users receive `.cancelled(.managerShutDown)`.
     public func cancelAll() {
-        let work = state.withLock { state -> PendingWork in
-            state.prefetchQueue.removeAll()
-            var work = PendingWork()
-            for key in Array(state.handlers.keys) where state.handlers[key]?.phase.isBusy == true {
-                work.append(_cancelHandler(key, reason: .managerShutDown, in: &state))
-            }
-            for (dataKey, fetch) in state.fetches {
-                work.cancel(fetch.task)
-                state.fetches.removeValue(forKey: dataKey)
-            }
-            state.runningPrefetches = 0
-            state.prefetchWatch.settleAll(.cancelled)
-            return work
-        }
+        let work = state.withLock { core._cancelAll(in: &$0) }
         perform(work)
     }
 

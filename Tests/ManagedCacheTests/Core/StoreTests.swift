@@ -363,8 +363,8 @@ private final class Completions: Sendable {
         let fileCache = try FileCache(directory: directory.url)
         let manager = makeNetworkManager(fileCache: fileCache)
         let key = ObjectKey(dataKey: "k", variant: "test.variant")
-        func job(gate: WriteGate) -> ObjectManager.DecodeJob {
-            ObjectManager.DecodeJob(
+        func job(gate: WriteGate) -> DecodeJob {
+            DecodeJob(
                 key: key, generation: 1, decoder: AnyObjectDecoder(VariantBlobDecoder()),
                 data: LoadedData(data: Data("original".utf8), origin: .network), origin: .network, freshness: nil,
                 writeGate: gate)
