@@ -1,59 +1,5 @@
 import Foundation
 
-/// Why a stored object did not reach the file cache, or could not be made.
-///
-/// The memory part of a store never fails: once `ObjectManager.store` returns, the object is in
-/// the memory cache (unless the request's policy keeps it out) and with every user of its key.
-public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The request's key is empty: nothing can be stored under it.
-    case invalidRequest(reason: String)
-    /// The file cache was asked for, but the manager has none or the request's policy keeps the
-    /// object out of it (`cacheInFile == false`).
-    case fileCacheUnavailable
-    /// The decoder cannot turn the object back into bytes (`ObjectDecoding.encode(_:)` returned `nil`).
-    case encodingUnsupported
-    /// The decoder's `encode(_:)` threw.
-    case encodingFailed(reason: String)
-    /// The closure making the object threw (`store(for:decoder:toFileCache:pinned:cost:making:completion:)`).
-    case makingFailed(reason: String)
-    /// The file cache refused the bytes (disk full, read-only, …; a pinned store over the pinned
-    /// quota: ``FileCacheError/pinnedQuotaExceeded(key:byteCount:pinnedBytes:quota:)``, or in a
-    /// cache that cannot pin: ``FileCacheError/pinningUnsupported``).
-    case fileCacheFailed(FileCacheError)
-    /// A later store of the same key replaced this object before its bytes were written, or the
-    /// manager cancelled every load (`cancelAll()`) while it was being made.
-    case superseded
-
-    /// A sentence for logs.
-    public var description: String {
-        switch self {
-        case .invalidRequest(let reason): "invalid request: \(reason)"
-        case .fileCacheUnavailable: "no file cache for this object"
-        case .encodingUnsupported: "the decoder cannot encode this object"
-        case .encodingFailed(let reason): "encoding failed: \(reason)"
-        case .makingFailed(let reason): "making the object failed: \(reason)"
-        case .fileCacheFailed(let error): "the file cache failed: \(error)"
-        case .superseded: "superseded by a later store"
-        }
-    }
-}
-
-extension ObjectRequest {
-    /// A request for the object known by `oid` alone, with no URL to load it from: for storing an
-    /// object the app made (`ObjectManager.store`) and finding it again by its oid. Its `url` is
-    /// `cacheOnlyURL`, which no loader loads, so a user managed with it gets the object from the
-    /// memory cache (or a user sharing it) and `.invalidRequest` otherwise. Give a request with a
-    /// real URL and the same oid where the object may have to be loaded again.
-    ///
-    /// - Parameter oid: The object's identifier, the whole of its key (with the decoder's).
-    public init(oid: String) {
-        self.init(url: ObjectRequest.cacheOnlyURL, oid: oid)
-    }
-
-    /// The URL of `ObjectRequest(oid:)`: "managedcache:stored", a scheme no loader handles.
-    public static let cacheOnlyURL = URL(string: "managedcache:stored")!
-}
-
 extension ObjectManager {
     // MARK: - Storing an object the app has
 

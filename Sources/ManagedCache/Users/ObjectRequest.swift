@@ -228,3 +228,19 @@ public struct ObjectKey: Sendable, Hashable, CustomStringConvertible {
     /// The data key and the variant, as `dataKey [variant]`.
     public var description: String { "\(dataKey) [\(variant)]" }
 }
+
+extension ObjectRequest {
+    /// A request for the object known by `oid` alone, with no URL to load it from: for storing an
+    /// object the app made (`ObjectManager.store`) and finding it again by its oid. Its `url` is
+    /// `cacheOnlyURL`, which no loader loads, so a user managed with it gets the object from the
+    /// memory cache (or a user sharing it) and `.invalidRequest` otherwise. Give a request with a
+    /// real URL and the same oid where the object may have to be loaded again.
+    ///
+    /// - Parameter oid: The object's identifier, the whole of its key (with the decoder's).
+    public init(oid: String) {
+        self.init(url: ObjectRequest.cacheOnlyURL, oid: oid)
+    }
+
+    /// The URL of `ObjectRequest(oid:)`: "managedcache:stored", a scheme no loader handles.
+    public static let cacheOnlyURL = URL(string: "managedcache:stored")!
+}

@@ -1,0 +1,243 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ManagedCache
+
+/// `LoadCore` decides without I/O: these tests give it a state and an event, and read the state
+/// and the work it returns. No manager, loader, network, file system, thread or clock.
+///
+/// | Events, from a fresh state | Handler of A after | Work of the last event |
+/// | --- | --- | --- |
+/// | manage A | loading | one fetch to start; A in the loading buffer |
+/// | manage A; another user manages A | loading | nothing to start (joins the load) |
+/// | manage A; fetch of A brings bytes | loaded | one decode to run |
+/// | manage A; fetch; decode succeeds | ready | `ready(network)` to A's user; A in the memory cache |
+/// | … ready; another user manages A | ready | `ready(sharedObject)` to it; no fetch |
+/// | manage A; fetch fails (HTTP 404) | failed | `failed(httpStatus)` to A's user; a `loadFailed` event |
+/// | … failed; another user manages A | failed | `failed(recentlyFailed)` to it; no fetch |
+/// | manage A; fetch; decode fails | failed | `failed(decodingFailed)`; the bytes purged from the file cache |
+/// | manage A, B, C (buffer of 2) | new | `cancelled(loadingBufferOverflow)` to A's user; A's fetch cancelled |
+/// | manage A; its user unmanaged (default policy) | loading | nothing (the load finishes for the caches) |
+/// | manage A; its user unmanaged (`finishLoadingWithoutUsers` off) | new | A's fetch cancelled; nothing delivered |
+/// | manage A; a fetch of A that was replaced ends | loading | nothing |
+@Suite struct LoadCoreTableTests {
+    /// What a handler is doing, by name.
+    enum Phase: String { case none, new, loading, loaded, ready, failed }
+
+    /// A core with its caches and its state, and nothing else.
+    struct Bench {
+        var state: ManagerState
+        let core: LoadCore
+        let decoder = DataDecoder()
+
+        init(loadingBufferSize: Int = 12, policy: (inout LoadPolicy) -> Void = { _ in }) {
+            var configuration = ObjectManager.Configuration()
+            policy(&configuration.policy)
+            state = ManagerState(loadingBufferSize: loadingBufferSize)
+            core = LoadCore(
+                memoryCache: MemoryCache(countLimit: 20, costLimit: 1 << 20),
+                undecodedData: MemoryCache(countLimit: 100, costLimit: 1 << 20), configuration: configuration,
+                hasFileCache: false, fetchRunner: FetchRunner())
+        }
+
+        func key(_ name: String) -> ObjectKey { ObjectRequest(url: Self.url(name)).objectKey(variant: decoder.identifier) }
+
+        static func url(_ name: String) -> URL { URL(string: "https://example.com/\(name)")! }
+
+        func phase(_ name: String) -> Phase {
+            guard let handler = state.handlers[key(name)] else { return .none }
+            switch handler.phase {
+            case .new: return .new
+            case .loading: return .loading
+            case .loaded: return .loaded
+            case .ready: return .ready
+            case .failed: return .failed
+            }
+        }
+
+        /// `manage(user)` as `ObjectManager.manage` decides it when nothing is in memory.
+        mutating func manage(_ user: RecordingUser<DataDecoder>) -> PendingWork {
+            let request = user.objectRequest!
+            let call = ManageCall(
+                request: request, userID: ObjectIdentifier(user), delivery: .immediate, wantsPreviews: false, isAwaiting: false)
+            var lookup: FileLookup?
+            return core._attachAndDecide(
+                call, key: request.objectKey(variant: decoder.identifier), policy: core.configuration.policy.applying(request.policy),
+                decoder: AnyObjectDecoder(decoder, identifier: decoder.identifier), stale: nil,
+                link: { ThreadSafeUserLink(user, delivery: .immediate, wantsPreviews: false) }, knownFileMiss: false,
+                fileLookup: &lookup, in: &state)
+        }
+
+        mutating func unmanage(_ user: RecordingUser<DataDecoder>) -> PendingWork {
+            core._detach(userID: ObjectIdentifier(user), in: &state)
+        }
+
+        /// The fetch of `name` ends with `result`; `identifier` defaults to the current fetch's.
+        mutating func fetchEnds(
+            _ name: String, _ result: Result<FetchedData, ManagedCacheError>, identifier: UInt64? = nil
+        ) -> (PendingWork, [DecodeJob]) {
+            let dataKey = key(name).dataKey
+            let fetch = identifier ?? state.fetches[dataKey]!.identifier
+            return core._fetchFinished(dataKey: dataKey, fetch: fetch, result: result, now: Date(), in: &state)
+        }
+
+        mutating func decodeEnds(_ job: DecodeJob, _ outcome: Result<any Sendable, ManagedCacheError>) -> PendingWork {
+            core._completeDecode(job, outcome: outcome, countingFileCacheHit: false, in: &state)
+        }
+
+        /// Fetches decided and not yet handed to the lock (as `ManagerLock` takes them).
+        mutating func takeStarts() -> Int { state.takeFetchStarts().count }
+    }
+
+    static func bytes(_ text: String = "payload") -> FetchedData {
+        let data = Data(text.utf8)
+        return FetchedData(
+            memory: data, entry: nil, byteCount: data.count, origin: .network, contentType: nil, freshness: nil)
+    }
+
+    static func user(_ name: String) -> RecordingUser<DataDecoder> {
+        RecordingUser(ObjectRequest(url: Bench.url(name)), decoder: DataDecoder())
+    }
+
+    /// The events of `work`'s deliveries, by name.
+    static func delivered(_ work: PendingWork) -> [String] {
+        work.deliveries.map { delivery in
+            switch delivery.event {
+            case .ready(_, let origin, _): return "ready(\(origin))"
+            case .failed(.cancelled(let reason)): return "cancelled(\(reason))"
+            case .failed(.recentlyFailed): return "recentlyFailed"
+            case .failed(let error): return "failed(\(error.kind))"
+            case .progress: return "progress"
+            case .preview: return "preview"
+            }
+        }
+    }
+
+    static func cancelledFetches(_ work: PendingWork) -> Int { work.cancellations?.takeAll().count ?? 0 }
+
+    @Test func managingAKeyNothingHoldsStartsOneFetchAndTakesABufferSlot() {
+        var bench = Bench()
+        let user = Self.user("a")
+        let work = bench.manage(user)
+        #expect(bench.phase("a") == .loading)
+        #expect(bench.takeStarts() == 1)
+        #expect(work.deliveries.isEmpty)
+        #expect(bench.state.loadingBuffer.keys == [bench.key("a")])
+    }
+
+    @Test func aSecondUserJoinsTheLoadWithoutAFetchOfItsOwn() {
+        var bench = Bench()
+        let (first, second) = (Self.user("a"), Self.user("a"))
+        _ = bench.manage(first)
+        _ = bench.takeStarts()
+        let work = bench.manage(second)
+        #expect(bench.phase("a") == .loading)
+        #expect(bench.takeStarts() == 0)
+        #expect(work.deliveries.isEmpty)
+        #expect(bench.state.handlers[bench.key("a")]?.deliveries(of: .progress(LoadProgress(receivedBytes: 0, expectedBytes: nil))).count == 2)
+    }
+
+    @Test func bytesArrivingMakeOneDecodeAndLeaveTheBuffer() {
+        var bench = Bench()
+        let user = Self.user("a")
+        _ = bench.manage(user)
+        let (work, jobs) = bench.fetchEnds("a", .success(Self.bytes()))
+        #expect(bench.phase("a") == .loaded)
+        #expect(jobs.count == 1)
+        #expect(work.deliveries.isEmpty)
+        #expect(bench.state.loadingBuffer.keys.isEmpty)
+        #expect(bench.state.fetches.isEmpty)
+    }
+
+    @Test func aDecodedObjectGoesToTheUserAndTheMemoryCacheAndIsSharedAfter() throws {
+        var bench = Bench()
+        let (first, second) = (Self.user("a"), Self.user("a"))
+        _ = bench.manage(first)
+        let (_, jobs) = bench.fetchEnds("a", .success(Self.bytes()))
+        let job = try #require(jobs.first)
+        let decoded = bench.decodeEnds(job, .success(Data("payload".utf8)))
+        #expect(bench.phase("a") == .ready)
+        #expect(Self.delivered(decoded) == ["ready(network)"])
+        #expect(bench.core.memoryCache.contains(bench.key("a")))
+
+        let shared = bench.manage(second)
+        #expect(Self.delivered(shared) == ["ready(sharedObject)"])
+        #expect(bench.takeStarts() == 1)  // the first manage's fetch only
+    }
+
+    @Test func aFailedFetchFailsTheUsersAndIsRememberedForTheNext() {
+        var bench = Bench()
+        let (first, second) = (Self.user("a"), Self.user("a"))
+        _ = bench.manage(first)
+        _ = bench.takeStarts()
+        let (failed, jobs) = bench.fetchEnds("a", .failure(.httpStatus(code: 404)))
+        #expect(bench.phase("a") == .failed)
+        #expect(jobs.isEmpty)
+        #expect(Self.delivered(failed) == ["failed(httpStatus)"])
+        #expect(failed.events.count == 1)
+
+        let answered = bench.manage(second)
+        #expect(Self.delivered(answered) == ["recentlyFailed"])
+        #expect(bench.takeStarts() == 0)
+        #expect(bench.phase("a") == .failed)
+    }
+
+    @Test func aFailedDecodeFailsTheUsersAndPurgesTheBytes() throws {
+        var bench = Bench()
+        let user = Self.user("a")
+        _ = bench.manage(user)
+        let (_, jobs) = bench.fetchEnds("a", .success(Self.bytes()))
+        let work = bench.decodeEnds(try #require(jobs.first), .failure(.decodingFailed(reason: "not a payload")))
+        #expect(bench.phase("a") == .failed)
+        #expect(Self.delivered(work) == ["failed(decoding)"])
+        #expect(work.fileCachePurges == [bench.key("a").dataKey])
+        #expect(!bench.core.memoryCache.contains(bench.key("a")))
+    }
+
+    @Test func aFullLoadingBufferCancelsItsOldestLoadAndTellsItsUser() {
+        var bench = Bench(loadingBufferSize: 2)
+        let users = ["a", "b", "c"].map(Self.user)
+        _ = bench.manage(users[0])
+        _ = bench.manage(users[1])
+        let work = bench.manage(users[2])
+        #expect(bench.phase("a") == .new)
+        #expect(bench.phase("c") == .loading)
+        #expect(Self.delivered(work) == ["cancelled(loadingBufferOverflow)"])
+        #expect(work.deliveries.first?.user.userID == ObjectIdentifier(users[0]))
+        #expect(Self.cancelledFetches(work) == 1)
+        #expect(bench.state.loadingBuffer.keys == [bench.key("b"), bench.key("c")])
+    }
+
+    @Test func aLoadWhoseLastUserLeavesFinishesUnderTheDefaultPolicy() {
+        var bench = Bench()
+        let user = Self.user("a")
+        _ = bench.manage(user)
+        let work = bench.unmanage(user)
+        #expect(bench.phase("a") == .loading)
+        #expect(work.deliveries.isEmpty)
+        #expect(Self.cancelledFetches(work) == 0)
+    }
+
+    @Test func aLoadWhoseLastUserLeavesIsCancelledWhenThePolicySaysSo() {
+        var bench = Bench { $0.finishLoadingWithoutUsers = false }
+        let user = Self.user("a")
+        _ = bench.manage(user)
+        let work = bench.unmanage(user)
+        #expect(bench.phase("a") == .new)
+        #expect(work.deliveries.isEmpty)
+        #expect(Self.cancelledFetches(work) == 1)
+        #expect(bench.state.fetches.isEmpty)
+    }
+
+    @Test func theEndOfAReplacedFetchChangesNothing() {
+        var bench = Bench()
+        let user = Self.user("a")
+        _ = bench.manage(user)
+        let current = bench.state.fetches[bench.key("a").dataKey]!.identifier
+        let (work, jobs) = bench.fetchEnds("a", .success(Self.bytes()), identifier: current &+ 1000)
+        #expect(bench.phase("a") == .loading)
+        #expect(jobs.isEmpty)
+        #expect(work.isEmpty)
+    }
+}
