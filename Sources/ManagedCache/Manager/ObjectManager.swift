@@ -92,15 +92,7 @@ public final class ObjectManager: Sendable {
     /// (an event stream being iterated ends with it), as its `callbackDelivery` says. There is no
     /// currency check: with the manager gone, nothing can re-manage them with it any more.
     deinit {
-        let (tasks, deliveries) = state.withLock { state -> ([FetchTaskSlot], [PendingDelivery]) in
-            state.isShutDown = true
-            state.prefetchWatch.settleAll(.cancelled)  // an awaiting caller is answered, never left waiting
-            var deliveries: [PendingDelivery] = []
-            for handler in state.handlers.values where handler.phase.isBusy {
-                deliveries += handler.deliveries(of: .failed(.cancelled(.managerShutDown)))
-            }
-            return (state.fetches.values.map(\.task), deliveries)
-        }
+        let (tasks, deliveries) = state.withLock { core._shutDown(in: &$0) }
         for task in tasks { task.cancel() }
         for delivery in deliveries {
             switch delivery.user.delivery {
@@ -188,11 +180,7 @@ public final class ObjectManager: Sendable {
     public func removeObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder, fromFileCache: Bool = false) {
         let key = request.objectKey(variant: decoder.identifier)
         memoryCache.removeValue(forKey: key)
-        state.withLock { state in
-            if case .ready = state.handlers[key]?.phase, state.handlers[key]?.hasLiveUsers == false {
-                state.handlers.removeValue(forKey: key)
-            }
-        }
+        state.withLock { core._dropIdleHandler(key, in: &$0) }
         undecodedData.removeValue(forKey: key.dataKey)
         if fromFileCache { fileCache?.removeEntry(forKey: key.dataKey) }
     }
@@ -203,11 +191,7 @@ public final class ObjectManager: Sendable {
         undecodedData.removeAll()
         // The dropped handlers, and the objects only they held, are freed after the lock: the
         // table as it was is handed out of it.
-        let previous = state.withLock { state -> [ObjectKey: ObjectHandler] in
-            let previous = state.handlers
-            state.handlers = previous.filter { _, handler in handler.phase.isBusy || handler.hasLiveUsers }
-            return previous
-        }
+        let previous = state.withLock { core._dropIdleHandlers(in: &$0) }
         withExtendedLifetime(previous) {}
     }
 

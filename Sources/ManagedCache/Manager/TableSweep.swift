@@ -105,74 +105,6 @@ struct TableSweep {
     }
 }
 
-extension ManagerState {
-    /// Schedules the background sweep when one is due and none is scheduled; `true` when it did
-    /// (the caller then queues `ObjectManager.sweepTablesInBackground()`). Called whenever a user
-    /// is attached anew (see `TableSweep`): two comparisons when nothing is due.
-    mutating func _scheduleSweepIfDue() -> Bool {
-        guard !sweep.isScheduled, sweep.isDue(handlers: handlers.count, attachments: attachments.count) else { return false }
-        sweep.schedule()
-        return true
-    }
-
-    /// The part of the sweep `_attach` still does itself: `TableSweep.budget` entries, once the
-    /// tables reached 7/8 of the threshold (the background sweep having fallen behind, or never
-    /// run) and until that sweep ends. Returns what it took out of the tables, to deallocate
-    /// after the lock.
-    mutating func _sweepIfBehind() -> [AnyObject] {
-        if !sweep.isHelped {
-            guard sweep.isBehind(handlers: handlers.count, attachments: attachments.count) else { return [] }
-            if !sweep.isSweeping { _beginSweep() }
-            sweep.beginHelping()
-        }
-        return _sweepStep(budget: TableSweep.budget)
-    }
-
-    /// One section of the background sweep: begins the sweep if it has not begun and the tables
-    /// still call for it, examines `TableSweep.budget` entries. `finished` when nothing is left
-    /// to examine, and the sweep is no longer scheduled.
-    mutating func _backgroundSweepStep() -> (retired: [AnyObject], finished: Bool) {
-        if !sweep.isSweeping, sweep.isDue(handlers: handlers.count, attachments: attachments.count) { _beginSweep() }
-        guard sweep.isSweeping else {
-            sweep.unschedule()
-            return ([], true)
-        }
-        let retired = _sweepStep(budget: TableSweep.budget)
-        if !sweep.isSweeping { sweep.unschedule() }
-        return (retired, !sweep.isSweeping)
-    }
-
-    /// A snapshot of both tables' keys to examine (a copy, ~10 ns an entry).
-    private mutating func _beginSweep() {
-        sweep.begin(handlers: Array(handlers.keys), attachments: Array(attachments.keys))
-    }
-
-    /// Examines up to `budget` entries of the sweep under way: handlers first, then attachments.
-    /// Returns the handlers and records it took out.
-    mutating func _sweepStep(budget: Int) -> [AnyObject] {
-        var retired: [AnyObject] = []
-        var examined = 0
-        while examined < budget, let key = sweep.nextHandler() {
-            examined += 1
-            guard let handler = handlers[key] else { continue }  // dropped since the snapshot
-            if handler.phase.isBusy || handler.heldByPrefetch || handler.hasLiveUsers {
-                handler.compactUsers()
-            } else {
-                handlers.removeValue(forKey: key)
-                retired.append(handler)
-            }
-        }
-        while examined < budget, let identifier = sweep.nextAttachment() {
-            examined += 1
-            if attachments[identifier]?.isAlive == false, let record = _removeAttachment(of: identifier) {
-                retired.append(record)
-            }
-        }
-        if sweep.hasExaminedAll { sweep.end(handlers: handlers.count, attachments: attachments.count) }
-        return retired
-    }
-}
-
 extension ObjectManager {
     /// Runs the sweep an `_attach` scheduled, on the hand-off queue: `TableSweep.budget` entries
     /// per acquisition of the lock, so that a `manage` caller waits at most one short section, and
@@ -180,7 +112,7 @@ extension ObjectManager {
     func sweepTablesInBackground() {
         var finished = false
         while !finished {
-            let step = state.withLock { $0._backgroundSweepStep() }
+            let step = state.withLock { core._backgroundSweepStep(in: &$0) }
             finished = step.finished
         }
     }

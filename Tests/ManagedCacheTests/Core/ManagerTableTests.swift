@@ -68,9 +68,9 @@ import Testing
         let unused = 3 * TableSweep.floor / 4  // 48 handlers nobody uses: due, not behind
         manager.state.withLock { state in
             state.handlers = Self.handlersNobodyUses(unused)
-            let sweptHere = state._sweepIfBehind()
-            let scheduled = state._scheduleSweepIfDue()
-            let scheduledAgain = state._scheduleSweepIfDue()
+            let sweptHere = manager.core._sweepIfBehind(in: &state)
+            let scheduled = manager.core._scheduleSweepIfDue(in: &state)
+            let scheduledAgain = manager.core._scheduleSweepIfDue(in: &state)
             #expect(sweptHere.isEmpty)
             #expect(scheduled)
             #expect(!scheduledAgain)  // scheduled once
@@ -81,7 +81,7 @@ import Testing
         var finished = false
         while !finished, sections <= unused {
             let (before, step, after) = manager.state.withLock { state in
-                (state.handlers.count, state._backgroundSweepStep(), state.handlers.count)
+                (state.handlers.count, manager.core._backgroundSweepStep(in: &state), state.handlers.count)
             }
             sections += 1
             finished = step.finished
@@ -104,8 +104,8 @@ import Testing
         let unused = 7 * TableSweep.floor / 8
         manager.state.withLock { state in
             state.handlers = Self.handlersNobodyUses(unused)
-            let scheduled = state._scheduleSweepIfDue()  // and never run here
-            let sweptHere = state._sweepIfBehind()
+            let scheduled = manager.core._scheduleSweepIfDue(in: &state)  // and never run here
+            let sweptHere = manager.core._sweepIfBehind(in: &state)
             #expect(scheduled)
             #expect(sweptHere.count == TableSweep.budget)
             #expect(state.handlers.count == unused - TableSweep.budget)
@@ -113,13 +113,13 @@ import Testing
             // Below 7/8 now, the attaches still help until that sweep ends, then stop.
             var helped = 1
             while state.sweep.isSweeping, helped <= unused {
-                let swept = state._sweepIfBehind()
+                let swept = manager.core._sweepIfBehind(in: &state)
                 #expect(swept.count <= TableSweep.budget)
                 helped += 1
             }
             #expect(helped == (unused + TableSweep.budget - 1) / TableSweep.budget)
             #expect(state.handlers.isEmpty)
-            let afterTheEnd = state._sweepIfBehind()
+            let afterTheEnd = manager.core._sweepIfBehind(in: &state)
             #expect(afterTheEnd.isEmpty)
         }
     }

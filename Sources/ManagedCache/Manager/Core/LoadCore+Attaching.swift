@@ -204,8 +204,8 @@ extension LoadCore {
         }
         // Before the handler lookup: a sweep may drop handlers. Only when the background sweep is
         // behind; otherwise it is scheduled, and runs beside `manage` (see `TableSweep`).
-        work.retired += state._sweepIfBehind()
-        if state._scheduleSweepIfDue() { work.sweepsTables = true }
+        work.retired += _sweepIfBehind(in: &state)
+        if _scheduleSweepIfDue(in: &state) { work.sweepsTables = true }
         let handler: ObjectHandler
         if let existing = state.handlers[key] {
             handler = existing

@@ -26,9 +26,15 @@ import Foundation
 /// | the app stores an object | `_supersede`, then `_finishStoring` | `LoadCore+Storing` |
 /// | a prefetch, and its cancellation | `_enqueuePrefetches`, `_cancelPrefetching` | `LoadCore+Prefetching` |
 /// | `cancelAll` | `_cancelAll` | `LoadCore+Prefetching` |
+/// | an object removed, the memory cache emptied, memory pressure | `_dropIdleHandler`, `_dropIdleHandlers` | `LoadCore+Removing` |
+/// | the manager deallocated | `_shutDown` | `LoadCore+Removing` |
+/// | the tables grew past their sweep threshold | `_scheduleSweepIfDue`, `_sweepIfBehind`, `_backgroundSweepStep` | `LoadCore+Sweeping` |
+/// | a remembered failure expiring | `FailureMemory`, asked by the next `manage` or prefetch | `LoadCore+Attaching` |
 ///
 /// The handler's phases, and the transitions these methods choose among, are on
-/// `ObjectHandler`; a fetch's records are `FetchRecord`s.
+/// `ObjectHandler`; a fetch's records are `FetchRecord`s. Only these methods call a handler's
+/// transitions and change its users, request or policy. `LoadCoreTableTests` drive them with a
+/// state and an event, without a manager.
 ///
 /// A value of `let`s, copied into the manager once: its caches are references, so the core
 /// changes the same memory cache the manager reads before its lock.

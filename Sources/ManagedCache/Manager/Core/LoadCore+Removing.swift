@@ -1,0 +1,33 @@
+import Foundation
+
+extension LoadCore {
+    /// The app removed the object of `key` from memory: its handler goes too when it only holds
+    /// the object for nobody (users still holding the object keep it).
+    func _dropIdleHandler(_ key: ObjectKey, in state: inout ManagerState) {
+        if case .ready = state.handlers[key]?.phase, state.handlers[key]?.hasLiveUsers == false {
+            state.handlers.removeValue(forKey: key)
+        }
+    }
+
+    /// The app emptied the memory cache (or memory ran short): every handler with no load under
+    /// way and no live user goes. Returns the table as it was, for the caller to free after the
+    /// lock with whatever objects only those handlers held.
+    func _dropIdleHandlers(in state: inout ManagerState) -> [ObjectKey: ObjectHandler] {
+        let previous = state.handlers
+        state.handlers = previous.filter { _, handler in handler.phase.isBusy || handler.hasLiveUsers }
+        return previous
+    }
+
+    /// The manager goes away: awaiting prefetches are answered, and every fetch task is returned
+    /// to cancel, with a `.cancelled(.managerShutDown)` delivery for each user still waiting for
+    /// a load.
+    func _shutDown(in state: inout ManagerState) -> ([FetchTaskSlot], [PendingDelivery]) {
+        state.isShutDown = true
+        state.prefetchWatch.settleAll(.cancelled)
+        var deliveries: [PendingDelivery] = []
+        for handler in state.handlers.values where handler.phase.isBusy {
+            deliveries += handler.deliveries(of: .failed(.cancelled(.managerShutDown)))
+        }
+        return (state.fetches.values.map(\.task), deliveries)
+    }
+}
