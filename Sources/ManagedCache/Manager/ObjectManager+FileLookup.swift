@@ -98,7 +98,7 @@ extension ObjectManager {
             core._fileLookupMissed(key, generation: generation, in: &state)
         }
         // Out of its time already: the start does not wait for the lock at all.
-        performSection(start, synchronousUser: synchronousUser, lockWait: outOfBudget ? 0 : nil)
+        performer.performSection(start, synchronousUser: synchronousUser, lockWait: outOfBudget ? 0 : nil)
     }
 
     /// A file-cache hit read on the caller's thread past its time budget, decoded and delivered on
@@ -122,7 +122,7 @@ extension ObjectManager {
     /// waits for that decode.
     func loadAfterFileCacheEntryFailed(_ job: DecodeJob) {
         let work = state.withLock { core._fileLookupMissed(job.key, generation: job.generation, in: &$0) }
-        perform(work)
+        performer.perform(work)
     }
 
     /// After decoding original bytes, stores the decoder's variant in the file cache (and drops the

@@ -63,14 +63,14 @@ extension ObjectManager {
 
     private func fetchProgressed(dataKey: String, fetch identifier: UInt64, progress: LoadProgress, newBytes: Int) {
         transferCounters.withLock { $0.bytesDownloaded += newBytes }
-        perform(state.withLock { core._fetchProgressed(dataKey: dataKey, fetch: identifier, progress: progress, in: &$0) })
+        performer.perform(state.withLock { core._fetchProgressed(dataKey: dataKey, fetch: identifier, progress: progress, in: &$0) })
     }
 
     /// Records the end of a fetch and returns the decodes it enables, to run on the fetch's task.
     func completeFetch(dataKey: String, fetch identifier: UInt64, result: Result<FetchedData, ManagedCacheError>) -> [DecodeJob] {
         let now = Date()  // for stale-if-error, read before the lock
         let (work, jobs) = state.withLock { core._fetchFinished(dataKey: dataKey, fetch: identifier, result: result, now: now, in: &$0) }
-        perform(work)
+        performer.perform(work)
         return jobs
     }
 
@@ -83,6 +83,6 @@ extension ObjectManager {
         let section: @Sendable (inout ManagerState) -> PendingWork = { [core] state in
             core._completeDecode(job, outcome: outcome, countingFileCacheHit: countingFileCacheHit, in: &state)
         }
-        performSection(section, synchronousUser: synchronousUser)
+        performer.performSection(section, synchronousUser: synchronousUser)
     }
 }

@@ -34,6 +34,6 @@ extension ObjectManager {
     /// - Parameter user: The user; nothing happens when it is not managed.
     public func unmanage<User: MainActorObjectUser>(_ user: User) {
         let work = state.withLock { core._detach(userID: ObjectIdentifier(user), in: &$0) }
-        perform(work)
+        performer.perform(work)
     }
 }

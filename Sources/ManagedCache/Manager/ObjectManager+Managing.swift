@@ -99,7 +99,7 @@ extension ObjectManager {
         guard let decided else { return }
         // 5. Deliver what was decided, with the rest handed off this thread; then read the file
         //    cache when that is the next step.
-        perform(decided.result, synchronousUser: call.userID, handingOff: decided.starts)
+        performer.perform(decided.result, synchronousUser: call.userID, handingOff: decided.starts)
         if let fileLookup { readFileCache(fileLookup, key: key, synchronousUser: call.userID) }
     }
 
@@ -119,7 +119,7 @@ extension ObjectManager {
                 fileLookup: &fileLookup, in: &state)
             state.statistics.deferredCalls += 1
             return {
-                self.perform(work)
+                self.performer.perform(work)
                 if let fileLookup { self.loadFromFileCache(key: key, lookup: fileLookup, synchronousUser: nil, maximumBytes: nil) }
             }
         }
@@ -155,11 +155,11 @@ extension ObjectManager {
         var work = attached.result.work
         if onThisThread {
             // Most hits have nothing else to do: no call for them (a hot path, `manage-hit`).
-            if !work.isEmpty || !attached.starts.isEmpty { perform(work, handingOff: attached.starts) }
+            if !work.isEmpty || !attached.starts.isEmpty { performer.perform(work, handingOff: attached.starts) }
             deliverHit(.ready(cached.object, .memory), call.request)
         } else {
             work.deliveries.append(PendingDelivery(to: attached.result.record, key: key, event: .ready(cached.object, .memory)))
-            perform(work, handingOff: attached.starts)
+            performer.perform(work, handingOff: attached.starts)
         }
     }
 
@@ -178,7 +178,7 @@ extension ObjectManager {
             var (work, record) = self.core._attachForHit(
                 call, link: { link }, key: key, policy: policy, cached: cached, decoder: decoder, in: &state)
             if deliversHit { work.deliveries.append(PendingDelivery(to: record, key: key, event: .ready(cached.object, .memory))) }
-            return { self.perform(work) }
+            return { self.performer.perform(work) }
         }
     }
 
@@ -190,7 +190,7 @@ extension ObjectManager {
         let reason = key.dataKey.isEmpty ? "empty key" : "unsupported URL '\(call.request.url.absoluteString)'"
         let work = state.withLock { core._answerUnloadable(call, key: key, reason: reason, link: makeLink, in: &$0) }
         guard let work else { return true }
-        perform(work, synchronousUser: call.userID)
+        performer.perform(work, synchronousUser: call.userID)
         return false
     }
 
@@ -227,105 +227,10 @@ extension ObjectManager {
     /// - Parameter user: The user; nothing happens when it is not managed.
     public func unmanage<User: ManagedObjectUser>(_ user: User) {
         let work = state.withLock { core._detach(userID: ObjectIdentifier(user), in: &$0) }
-        perform(work)
+        performer.perform(work)
     }
 
     // MARK: - Attaching users (under the lock)
-
-    // MARK: - Delivering
-
-    /// Makes the callbacks and disk work collected under the lock. Deliveries to `synchronousUser`
-    /// happen on this thread (used inside `manage`, so a hit arrives before it returns) when its
-    /// delivery allows: always for `.immediate`, on the main queue for `.mainQueue`. Every other
-    /// delivery is made as its user's delivery says, after a check that it is still current.
-    ///
-    /// `handingOff`: inside `manage`, the fetches its section decided to start. They, the
-    /// cancellations and the objects to release are then handed off this thread, in one hop
-    /// (`CallerHandOff`), instead of done here.
-    func perform(_ work: PendingWork, synchronousUser: ObjectIdentifier? = nil, handingOff starts: [FetchStart]? = nil) {
-        var work = work
-        // First: a callback for the user's previous attachment, running on another thread, ends
-        // before the `manage` or `unmanage` that replaced it returns or delivers anything.
-        work.deliveryInFlight?.awaitDeliveryInFlight()
-        if let starts {
-            var handOff = CallerHandOff(starts: starts)
-            work.moveOffTheCaller(into: &handOff)
-            handOff.send()
-        }
-        work.cancellations?.cancelAll()
-        if work.sweepsTables { CallerHandOff.queue.async { [weak self] in self?.sweepTablesInBackground() } }
-        for dataKey in work.fileCachePurges { fileCache?.removeEntry(forKey: dataKey) }
-        if let handler = configuration.eventHandler {
-            for event in work.events { handler(event) }
-        }
-        for delivery in work.deliveries {
-            let link = delivery.user
-            if let synchronousUser, link.userID == synchronousUser,
-                link.delivery == .immediate || MainQueue.isCurrent
-            {
-                // Decided a moment ago on this very thread, inside `manage`: no re-check needed.
-                link.deliver(delivery.event, request: delivery.request)
-            } else {
-                switch link.delivery {
-                case .immediate:
-                    deliverIfCurrent(delivery)
-                case .mainQueue:
-                    DispatchQueue.main.async { [weak self] in self?.deliverIfCurrent(delivery) }
-                }
-            }
-        }
-    }
-
-    /// Runs `section` under the lock and performs its work. For a later section of a `manage`
-    /// call (`synchronousUser` given: delivering a file-cache hit read on its thread, or starting
-    /// the load after a miss there), within the lock's wait budget (`lockWait`, default
-    /// `manageLockWaitBudget`), with that user's deliveries on this thread and the rest handed
-    /// off; past the budget, left to the lock's holder and performed in the background (see
-    /// `ManagerLock`). Otherwise (a background read), waiting as long as it takes.
-    func performSection(
-        _ section: @escaping @Sendable (inout ManagerState) -> PendingWork, synchronousUser: ObjectIdentifier?,
-        lockWait: Double? = nil
-    ) {
-        guard let synchronousUser else {
-            perform(state.withLock { section(&$0) })
-            return
-        }
-        let ran = state.withLock(
-            waitingAtMost: lockWait ?? configuration.manageLockWaitBudget, { section(&$0) },
-            otherwise: {
-                { state in
-                    state.statistics.deferredCalls += 1
-                    let work = section(&state)
-                    return { self.perform(work) }
-                }
-            })
-        guard let ran else { return }
-        perform(ran.result, synchronousUser: synchronousUser, handingOff: ran.starts)
-    }
-
-    /// Calls the user unless it has been released, re-managed or unmanaged since the delivery
-    /// was decided. Only progress and previews take the manager's lock, to check the load; the
-    /// rest check the user's record alone (`Attachment.currency`).
-    private func deliverIfCurrent(_ delivery: PendingDelivery) {
-        guard let currency = delivery.currency else {
-            delivery.user.deliver(delivery.event, request: delivery.request)
-            return
-        }
-        currency.deliver(
-            ifCurrent: delivery.attachment,
-            stillWanted: {
-                guard let fetch = delivery.fetch else { return true }
-                // Progress decided before a cancellation, failure or success that got here first is stale.
-                return state.withLock { state in
-                    guard case .loading(fetch)? = state.handlers[delivery.key]?.phase else { return false }
-                    return true
-                }
-            },
-            {
-                configuration.afterDeliveryCheck?(delivery.event)
-                delivery.user.deliver(delivery.event, request: delivery.request)
-            })
-    }
 }
 
 /// What `manage` read from a user, on the calling thread (with its decoder, passed beside it):

@@ -155,13 +155,13 @@ extension ObjectManager {
         let dataKeys = Set(requests.map(\.dataKey))
         guard !dataKeys.isEmpty else { return }
         let work = state.withLock { core._cancelPrefetching(where: { dataKeys.contains($0) }, in: &$0) }
-        perform(work)
+        performer.perform(work)
     }
 
     /// Drops the prefetches not started yet and stops those running that no user waits for.
     public func cancelPrefetching() {
         let work = state.withLock { core._cancelPrefetching(where: { _ in true }, in: &$0) }
-        perform(work)
+        performer.perform(work)
     }
 
     /// The number of prefetches not finished yet: waiting for a slot, loading, or decoding. 0 once
@@ -194,7 +194,7 @@ extension ObjectManager {
         let work = state.withLock {
             core._enqueuePrefetches(requests, unloadable: unloadable, decoder: decoder, priority: priority, batch: batch, in: &$0)
         }
-        perform(work)
+        performer.perform(work)
     }
 
 }

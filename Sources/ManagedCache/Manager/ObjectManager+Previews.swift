@@ -38,6 +38,6 @@ extension ObjectManager {
             work.deliveries = handler.deliveries(of: .preview(preview), fetch: identifier) { $0.link.wantsPreviews }
             return work
         }
-        perform(work)
+        performer.perform(work)
     }
 }

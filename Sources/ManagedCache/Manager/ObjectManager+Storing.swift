@@ -48,7 +48,7 @@ extension ObjectManager {
         }
         let cost = max(0, cost ?? decoder.cost(of: object, byteCount: 0))
         let (work, ticket) = state.withLock { core._storeObject(object, plan: plan, cost: cost, in: &$0) }
-        perform(work)
+        performer.perform(work)
         writeStoredBytes(
             plan: plan, ticket: ticket, encode: { try decoder.encode(object) }, completion: { completion?($0) })
     }
@@ -117,7 +117,7 @@ extension ObjectManager {
         let (work, ticket, generation) = state.withLock {
             core._startStoring(plan, request: request, decoder: anyDecoder, in: &$0)
         }
-        perform(work)
+        performer.perform(work)
         LoadingTask.start { [self] in
             let made: Result<Decoder.Object, StoreError>
             do {
@@ -183,7 +183,7 @@ extension ObjectManager {
         let (work, current) = state.withLock { state in
             core._finishStoring(made.map { $0 as any Sendable }, plan: plan, cost: objectCost, generation: generation, in: &state)
         }
-        perform(work)
+        performer.perform(work)
         switch made {
         case .success(let object) where current:
             writeStoredBytes(

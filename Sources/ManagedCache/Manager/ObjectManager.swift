@@ -38,6 +38,8 @@ public final class ObjectManager: Sendable {
     let currencies: AttachmentCurrencies
     /// Decides what each call and each load's event means, under `state`'s lock (see `LoadCore`).
     let core: LoadCore
+    /// Carries out what the core decides, after the lock.
+    let performer: WorkPerformer
     /// The counters that loads bump from their own threads, with nothing else to decide: behind
     /// a lock of their own, so that counting a request sent, a chunk received or a file-cache error
     /// never waits for (or holds up) the lock every `manage` takes (counting each request
@@ -70,6 +72,7 @@ public final class ObjectManager: Sendable {
         self.core = LoadCore(
             memoryCache: memoryCache, undecodedData: undecodedData, configuration: configuration,
             hasFileCache: configuration.fileCache != nil, fetchRunner: FetchRunner())
+        self.performer = WorkPerformer(state: state, core: core)
         core.fetchRunner.attach(self)
         observeMemoryWarnings()
     }
@@ -115,7 +118,7 @@ public final class ObjectManager: Sendable {
         get { state.withLock { $0.loadingBuffer.capacity } }
         set {
             let work = state.withLock { core._resizeLoadingBuffer(to: newValue, in: &$0) }
-            perform(work)
+            performer.perform(work)
         }
     }
 
@@ -223,7 +226,7 @@ public final class ObjectManager: Sendable {
     /// Cancels every load and prefetch; their users receive `.cancelled(.managerShutDown)`.
     public func cancelAll() {
         let work = state.withLock { core._cancelAll(in: &$0) }
-        perform(work)
+        performer.perform(work)
     }
 
     /// Calls `handleMemoryPressure()` on every memory warning, on platforms that send them, until

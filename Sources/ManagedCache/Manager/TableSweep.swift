@@ -104,16 +104,3 @@ struct TableSweep {
         isHelped = false
     }
 }
-
-extension ObjectManager {
-    /// Runs the sweep an `_attach` scheduled, on the hand-off queue: `TableSweep.budget` entries
-    /// per acquisition of the lock, so that a `manage` caller waits at most one short section, and
-    /// what each section takes out of the tables is freed after it.
-    func sweepTablesInBackground() {
-        var finished = false
-        while !finished {
-            let step = state.withLock { core._backgroundSweepStep(in: &$0) }
-            finished = step.finished
-        }
-    }
-}
