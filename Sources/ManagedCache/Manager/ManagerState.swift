@@ -19,6 +19,9 @@ struct ManagerState {
     var failures = FailureMemory()
     var statistics = ManagerStatistics()
     var nextIdentifier: UInt64 = 1
+    /// The time of the event being decided, on the failure memory's clock: set by
+    /// `LoadCore.decide` from what the façade read before the lock, so the core reads no clock.
+    var now = MonotonicInstant(nanoseconds: 0)
     /// The sweep of `handlers` and `attachments` (see `TableSweep`).
     var sweep = TableSweep()
     var isShutDown = false

@@ -94,8 +94,9 @@ extension ObjectManager {
             }
             return
         }
+        let now = configuration.failureClock()
         let start: @Sendable (inout ManagerState) -> PendingWork = { [core] state in
-            core._fileLookupMissed(key, generation: generation, in: &state)
+            core.decide(.fileLookupMissed(key, generation: generation), at: now, in: &state).work
         }
         // Out of its time already: the start does not wait for the lock at all.
         performer.performSection(start, synchronousUser: synchronousUser, lockWait: outOfBudget ? 0 : nil)
@@ -121,7 +122,7 @@ extension ObjectManager {
     /// turned out unusable (a bad variant, an entry whose file vanished) and its handler still
     /// waits for that decode.
     func loadAfterFileCacheEntryFailed(_ job: DecodeJob) {
-        let work = state.withLock { core._fileLookupMissed(job.key, generation: job.generation, in: &$0) }
+        let work = decide(.fileLookupMissed(job.key, generation: job.generation)).work
         performer.perform(work)
     }
 

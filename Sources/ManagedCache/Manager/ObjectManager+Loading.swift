@@ -63,15 +63,15 @@ extension ObjectManager {
 
     private func fetchProgressed(dataKey: String, fetch identifier: UInt64, progress: LoadProgress, newBytes: Int) {
         transferCounters.withLock { $0.bytesDownloaded += newBytes }
-        performer.perform(state.withLock { core._fetchProgressed(dataKey: dataKey, fetch: identifier, progress: progress, in: &$0) })
+        performer.perform(decide(.fetchProgressed(dataKey: dataKey, fetch: identifier, progress)).work)
     }
 
     /// Records the end of a fetch and returns the decodes it enables, to run on the fetch's task.
     func completeFetch(dataKey: String, fetch identifier: UInt64, result: Result<FetchedData, ManagedCacheError>) -> [DecodeJob] {
         let now = Date()  // for stale-if-error, read before the lock
-        let (work, jobs) = state.withLock { core._fetchFinished(dataKey: dataKey, fetch: identifier, result: result, now: now, in: &$0) }
-        performer.perform(work)
-        return jobs
+        let decision = decide(.fetchFinished(dataKey: dataKey, fetch: identifier, result, now: now))
+        performer.perform(decision.work)
+        return decision.decodes
     }
 
     /// Records a decode's outcome (`LoadCore._completeDecode`). `countingFileCacheHit`: the bytes
@@ -80,8 +80,9 @@ extension ObjectManager {
         _ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronousUser: ObjectIdentifier? = nil,
         countingFileCacheHit: Bool = false
     ) {
+        let now = configuration.failureClock()
         let section: @Sendable (inout ManagerState) -> PendingWork = { [core] state in
-            core._completeDecode(job, outcome: outcome, countingFileCacheHit: countingFileCacheHit, in: &state)
+            core.decide(.decodeFinished(job, outcome, countingFileCacheHit: countingFileCacheHit), at: now, in: &state).work
         }
         performer.performSection(section, synchronousUser: synchronousUser)
     }

@@ -33,7 +33,7 @@ extension ObjectManager {
     ///
     /// - Parameter user: The user; nothing happens when it is not managed.
     public func unmanage<User: MainActorObjectUser>(_ user: User) {
-        let work = state.withLock { core._detach(userID: ObjectIdentifier(user), in: &$0) }
+        let work = decide(.unmanage(ObjectIdentifier(user))).work
         performer.perform(work)
     }
 }

@@ -84,23 +84,27 @@ extension ObjectManager {
         //    Past the lock's wait budget, the section is left to the lock's holder (and the file
         //    cache, if it is next, is read in the background).
         let anyDecoder = AnyObjectDecoder(decoder, identifier: identifier)
-        var fileLookup: FileLookup?
-        let decided = state.withLock(
-            waitingAtMost: configuration.manageLockWaitBudget,
-            { state in
-                core._attachAndDecide(
-                    call, key: key, policy: policy, decoder: anyDecoder, stale: cached, link: makeLink,
-                    knownFileMiss: knownFileMiss, fileLookup: &fileLookup, in: &state)
-            },
-            otherwise: {
-                leaveAttachAndDecide(
-                    call, key: key, policy: policy, decoder: anyDecoder, stale: cached, link: makeLink(), knownFileMiss: knownFileMiss)
-            })
+        let now = configuration.failureClock()
+        let decided = withoutActuallyEscaping(makeLink) { makeLink in
+            state.withLock(
+                waitingAtMost: configuration.manageLockWaitBudget,
+                { state in
+                    core.decide(
+                        .manage(
+                            call, key: key, policy: policy, decoder: anyDecoder, stale: cached, link: makeLink,
+                            knownFileMiss: knownFileMiss, deferred: false), at: now, in: &state)
+                },
+                otherwise: {
+                    leaveAttachAndDecide(
+                        call, key: key, policy: policy, decoder: anyDecoder, stale: cached, link: makeLink(),
+                        knownFileMiss: knownFileMiss)
+                })
+        }
         guard let decided else { return }
         // 5. Deliver what was decided, with the rest handed off this thread; then read the file
         //    cache when that is the next step.
-        performer.perform(decided.result, synchronousUser: call.userID, handingOff: decided.starts)
-        if let fileLookup { readFileCache(fileLookup, key: key, synchronousUser: call.userID) }
+        performer.perform(decided.result.work, synchronousUser: call.userID, handingOff: decided.starts)
+        if let fileLookup = decided.result.fileLookup { readFileCache(fileLookup, key: key, synchronousUser: call.userID) }
     }
 
     /// Step 4 when the lock stays busy past the budget: retires the user's current attachment
@@ -112,15 +116,17 @@ extension ObjectManager {
         link: any UserLink, knownFileMiss: Bool
     ) -> ManagerLock.LeftSection {
         currencies.retireCurrentAttachment(of: call.userID)
+        let now = configuration.failureClock()
         return { state in
-            var fileLookup: FileLookup?
-            let work = self.core._attachAndDecide(
-                call, key: key, policy: policy, decoder: decoder, stale: stale, link: { link }, knownFileMiss: knownFileMiss,
-                fileLookup: &fileLookup, in: &state)
-            state.statistics.deferredCalls += 1
+            let decision = self.core.decide(
+                .manage(
+                    call, key: key, policy: policy, decoder: decoder, stale: stale, link: { link }, knownFileMiss: knownFileMiss,
+                    deferred: true), at: now, in: &state)
             return {
-                self.performer.perform(work)
-                if let fileLookup { self.loadFromFileCache(key: key, lookup: fileLookup, synchronousUser: nil, maximumBytes: nil) }
+                self.performer.perform(decision.work)
+                if let fileLookup = decision.fileLookup {
+                    self.loadFromFileCache(key: key, lookup: fileLookup, synchronousUser: nil, maximumBytes: nil)
+                }
             }
         }
     }
@@ -133,14 +139,13 @@ extension ObjectManager {
         identifier: String, link makeLink: @Sendable () -> any UserLink, deliverHit: (UserEvent, ObjectRequest) -> Void
     ) {
         let onThisThread = call.delivery == .immediate || MainQueue.isCurrent
+        let now = configuration.failureClock()
         let attached = state.withLock(
             waitingAtMost: configuration.manageLockWaitBudget,
             { state in
-                state.statistics.requests += 1
-                state.statistics.memoryHits += 1
-                return core._attachForHit(
+                core._memoryHit(
                     call, link: makeLink, key: key, policy: policy, cached: cached,
-                    decoder: AnyObjectDecoder(decoder, identifier: identifier), in: &state)
+                    decoder: AnyObjectDecoder(decoder, identifier: identifier), deferred: false, at: now, in: &state)
             },
             otherwise: {
                 leaveAttachForHit(
@@ -171,12 +176,10 @@ extension ObjectManager {
         decoder: AnyObjectDecoder, deliversHit: Bool
     ) -> ManagerLock.LeftSection {
         currencies.retireCurrentAttachment(of: call.userID)
+        let now = configuration.failureClock()
         return { state in
-            state.statistics.requests += 1
-            state.statistics.memoryHits += 1
-            state.statistics.deferredCalls += 1
-            var (work, record) = self.core._attachForHit(
-                call, link: { link }, key: key, policy: policy, cached: cached, decoder: decoder, in: &state)
+            var (work, record) = self.core._memoryHit(
+                call, link: { link }, key: key, policy: policy, cached: cached, decoder: decoder, deferred: true, at: now, in: &state)
             if deliversHit { work.deliveries.append(PendingDelivery(to: record, key: key, event: .ready(cached.object, .memory))) }
             return { self.performer.perform(work) }
         }
@@ -188,9 +191,11 @@ extension ObjectManager {
     private func requestIsLoadable(_ call: ManageCall, key: ObjectKey, link makeLink: @Sendable () -> any UserLink) -> Bool {
         guard key.dataKey.isEmpty || !configuration.dataLoader.canLoad(call.request.url) else { return true }
         let reason = key.dataKey.isEmpty ? "empty key" : "unsupported URL '\(call.request.url.absoluteString)'"
-        let work = state.withLock { core._answerUnloadable(call, key: key, reason: reason, link: makeLink, in: &$0) }
-        guard let work else { return true }
-        performer.perform(work, synchronousUser: call.userID)
+        let decision = withoutActuallyEscaping(makeLink) { makeLink in
+            decide(.unloadable(call, key: key, reason: reason, link: makeLink))
+        }
+        guard decision.answeredAsUnloadable else { return true }
+        performer.perform(decision.work, synchronousUser: call.userID)
         return false
     }
 
@@ -226,7 +231,7 @@ extension ObjectManager {
     ///
     /// - Parameter user: The user; nothing happens when it is not managed.
     public func unmanage<User: ManagedObjectUser>(_ user: User) {
-        let work = state.withLock { core._detach(userID: ObjectIdentifier(user), in: &$0) }
+        let work = decide(.unmanage(ObjectIdentifier(user))).work
         performer.perform(work)
     }
 

@@ -154,13 +154,13 @@ extension ObjectManager {
     public func cancelPrefetching(_ requests: [ObjectRequest]) {
         let dataKeys = Set(requests.map(\.dataKey))
         guard !dataKeys.isEmpty else { return }
-        let work = state.withLock { core._cancelPrefetching(where: { dataKeys.contains($0) }, in: &$0) }
+        let work = decide(.prefetchCancelled(matching: { dataKeys.contains($0) })).work
         performer.perform(work)
     }
 
     /// Drops the prefetches not started yet and stops those running that no user waits for.
     public func cancelPrefetching() {
-        let work = state.withLock { core._cancelPrefetching(where: { _ in true }, in: &$0) }
+        let work = decide(.prefetchCancelled(matching: { _ in true })).work
         performer.perform(work)
     }
 
@@ -191,9 +191,7 @@ extension ObjectManager {
             if request.dataKey.isEmpty { return "empty key" }
             return configuration.dataLoader.canLoad(request.url) ? nil : "unsupported URL '\(request.url.absoluteString)'"
         }
-        let work = state.withLock {
-            core._enqueuePrefetches(requests, unloadable: unloadable, decoder: decoder, priority: priority, batch: batch, in: &$0)
-        }
+        let work = decide(.prefetch(requests, unloadable: unloadable, decoder, priority, batch)).work
         performer.perform(work)
     }
 

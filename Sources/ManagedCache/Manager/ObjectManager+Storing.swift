@@ -47,10 +47,10 @@ extension ObjectManager {
             return
         }
         let cost = max(0, cost ?? decoder.cost(of: object, byteCount: 0))
-        let (work, ticket) = state.withLock { core._storeObject(object, plan: plan, cost: cost, in: &$0) }
-        performer.perform(work)
+        let decision = decide(.objectStored(object, plan, cost: cost))
+        performer.perform(decision.work)
         writeStoredBytes(
-            plan: plan, ticket: ticket, encode: { try decoder.encode(object) }, completion: { completion?($0) })
+            plan: plan, ticket: decision.ticket, encode: { try decoder.encode(object) }, completion: { completion?($0) })
     }
 
     /// `store(_:for:decoder:toFileCache:pinned:cost:completion:)`, awaiting the file cache: returns once
@@ -114,10 +114,9 @@ extension ObjectManager {
             return
         }
         let anyDecoder = AnyObjectDecoder(decoder, identifier: decoder.identifier)
-        let (work, ticket, generation) = state.withLock {
-            core._startStoring(plan, request: request, decoder: anyDecoder, in: &$0)
-        }
-        performer.perform(work)
+        let decision = decide(.storeStarted(plan, request, anyDecoder))
+        let (ticket, generation) = (decision.ticket, decision.generation)
+        performer.perform(decision.work)
         LoadingTask.start { [self] in
             let made: Result<Decoder.Object, StoreError>
             do {
@@ -180,10 +179,9 @@ extension ObjectManager {
         generation: UInt64, cost: Int?, completion: (@Sendable (Result<Decoder.Object, StoreError>) -> Void)?
     ) {
         let objectCost = (try? made.get()).map { max(0, cost ?? decoder.cost(of: $0, byteCount: 0)) } ?? 0
-        let (work, current) = state.withLock { state in
-            core._finishStoring(made.map { $0 as any Sendable }, plan: plan, cost: objectCost, generation: generation, in: &state)
-        }
-        performer.perform(work)
+        let decision = decide(.storeMade(made.map { $0 as any Sendable }, plan, cost: objectCost, generation: generation))
+        let current = decision.isCurrent
+        performer.perform(decision.work)
         switch made {
         case .success(let object) where current:
             writeStoredBytes(
@@ -251,6 +249,6 @@ extension ObjectManager {
     private func abandonStoreGate(plan: StorePlan, ticket: StoreTicket) {
         guard let own = ticket.own else { return }
         own.close()
-        state.withLock { core._endPendingStore(own, fileKey: plan.fileKey, in: &$0) }
+        _ = decide(.storeWritten(own, fileKey: plan.fileKey))
     }
 }

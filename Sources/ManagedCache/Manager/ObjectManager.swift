@@ -95,7 +95,8 @@ public final class ObjectManager: Sendable {
     /// (an event stream being iterated ends with it), as its `callbackDelivery` says. There is no
     /// currency check: with the manager gone, nothing can re-manage them with it any more.
     deinit {
-        let (tasks, deliveries) = state.withLock { core._shutDown(in: &$0) }
+        let decision = decide(.shutDown)
+        let (tasks, deliveries) = (decision.tasksToCancel, decision.unconditionalDeliveries)
         for task in tasks { task.cancel() }
         for delivery in deliveries {
             switch delivery.user.delivery {
@@ -117,7 +118,7 @@ public final class ObjectManager: Sendable {
     public var loadingBufferSize: Int {
         get { state.withLock { $0.loadingBuffer.capacity } }
         set {
-            let work = state.withLock { core._resizeLoadingBuffer(to: newValue, in: &$0) }
+            let work = decide(.loadingBufferResized(newValue)).work
             performer.perform(work)
         }
     }
@@ -183,7 +184,7 @@ public final class ObjectManager: Sendable {
     public func removeObject<Decoder: ObjectDecoding>(for request: ObjectRequest, decoder: Decoder, fromFileCache: Bool = false) {
         let key = request.objectKey(variant: decoder.identifier)
         memoryCache.removeValue(forKey: key)
-        state.withLock { core._dropIdleHandler(key, in: &$0) }
+        _ = decide(.objectRemoved(key))
         undecodedData.removeValue(forKey: key.dataKey)
         if fromFileCache { fileCache?.removeEntry(forKey: key.dataKey) }
     }
@@ -192,10 +193,8 @@ public final class ObjectManager: Sendable {
     public func removeAllObjects() {
         memoryCache.removeAll()
         undecodedData.removeAll()
-        // The dropped handlers, and the objects only they held, are freed after the lock: the
-        // table as it was is handed out of it.
-        let previous = state.withLock { core._dropIdleHandlers(in: &$0) }
-        withExtendedLifetime(previous) {}
+        // The dropped handlers, and the objects only they held, are freed after the lock.
+        performer.perform(decide(.memoryEmptied).work)
     }
 
     /// Empties the memory cache and the file cache: HJCache's `emptyCache`.
@@ -225,8 +224,15 @@ public final class ObjectManager: Sendable {
 
     /// Cancels every load and prefetch; their users receive `.cancelled(.managerShutDown)`.
     public func cancelAll() {
-        let work = state.withLock { core._cancelAll(in: &$0) }
+        let work = decide(.cancelAll).work
         performer.perform(work)
+    }
+
+    /// Decides `event` under the lock, at the failure memory's time read just before it
+    /// (`LoadCore.decide`).
+    func decide(_ event: LoadCore.Event) -> LoadCore.Decision {
+        let now = configuration.failureClock()
+        return state.withLock { core.decide(event, at: now, in: &$0) }
     }
 
     /// Calls `handleMemoryPressure()` on every memory warning, on platforms that send them, until

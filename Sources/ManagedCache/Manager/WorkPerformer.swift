@@ -123,8 +123,9 @@ final class WorkPerformer: Sendable {
     func sweepTablesInBackground() {
         var finished = false
         while !finished {
-            let step = state.withLock { core._backgroundSweepStep(in: &$0) }
-            finished = step.finished
+            let now = core.configuration.failureClock()
+            let step = state.withLock { core.decide(.sweepStep, at: now, in: &$0) }
+            finished = step.sweepFinished
         }
     }
 }

@@ -4,8 +4,8 @@ import Testing
 
 @testable import ManagedCache
 
-/// `LoadCore` decides without I/O: these tests give it a state and an event, and read the state
-/// and the work it returns. No manager, loader, network, file system, thread or clock.
+/// `LoadCore.decide` decides without I/O: these tests give it a state and an event, and read the
+/// state and the work it returns. No manager, loader, network, file system, thread or clock.
 ///
 /// | Events, from a fresh state | Handler of A after | Work of the last event |
 /// | --- | --- | --- |
@@ -30,6 +30,8 @@ import Testing
         var state: ManagerState
         let core: LoadCore
         let decoder = DataDecoder()
+        /// The time of every event: the core reads no clock, so none passes.
+        static let now = MonotonicInstant(nanoseconds: 1_000_000_000)
 
         init(loadingBufferSize: Int = 12, policy: (inout LoadPolicy) -> Void = { _ in }) {
             var configuration = ObjectManager.Configuration()
@@ -61,16 +63,15 @@ import Testing
             let request = user.objectRequest!
             let call = ManageCall(
                 request: request, userID: ObjectIdentifier(user), delivery: .immediate, wantsPreviews: false, isAwaiting: false)
-            var lookup: FileLookup?
-            return core._attachAndDecide(
+            let event = LoadCore.Event.manage(
                 call, key: request.objectKey(variant: decoder.identifier), policy: core.configuration.policy.applying(request.policy),
                 decoder: AnyObjectDecoder(decoder, identifier: decoder.identifier), stale: nil,
-                link: { ThreadSafeUserLink(user, delivery: .immediate, wantsPreviews: false) }, knownFileMiss: false,
-                fileLookup: &lookup, in: &state)
+                link: { ThreadSafeUserLink(user, delivery: .immediate, wantsPreviews: false) }, knownFileMiss: false, deferred: false)
+            return core.decide(event, at: Self.now, in: &state).work
         }
 
         mutating func unmanage(_ user: RecordingUser<DataDecoder>) -> PendingWork {
-            core._detach(userID: ObjectIdentifier(user), in: &state)
+            core.decide(.unmanage(ObjectIdentifier(user)), at: Self.now, in: &state).work
         }
 
         /// The fetch of `name` ends with `result`; `identifier` defaults to the current fetch's.
@@ -79,11 +80,14 @@ import Testing
         ) -> (PendingWork, [DecodeJob]) {
             let dataKey = key(name).dataKey
             let fetch = identifier ?? state.fetches[dataKey]!.identifier
-            return core._fetchFinished(dataKey: dataKey, fetch: fetch, result: result, now: Date(), in: &state)
+            let event = LoadCore.Event.fetchFinished(
+                dataKey: dataKey, fetch: fetch, result, now: Date(timeIntervalSince1970: 1_800_000_000))
+            let decision = core.decide(event, at: Self.now, in: &state)
+            return (decision.work, decision.decodes)
         }
 
         mutating func decodeEnds(_ job: DecodeJob, _ outcome: Result<any Sendable, ManagedCacheError>) -> PendingWork {
-            core._completeDecode(job, outcome: outcome, countingFileCacheHit: false, in: &state)
+            core.decide(.decodeFinished(job, outcome, countingFileCacheHit: false), at: Self.now, in: &state).work
         }
 
         /// Fetches decided and not yet handed to the lock (as `ManagerLock` takes them).

@@ -99,7 +99,7 @@ extension LoadCore {
         _ handler: ObjectHandler, call: ManageCall, answer: Answer, policy: LoadPolicy, knownFileMiss: Bool,
         work: inout PendingWork, in state: inout ManagerState
     ) -> FileLookup? {
-        if policy.failureMemoryInterval > 0, let failure = state.failures.failure(for: answer.key, now: configuration.failureClock()) {
+        if policy.failureMemoryInterval > 0, let failure = state.failures.failure(for: answer.key, now: state.now) {
             state.statistics.failures[.recentlyFailed, default: 0] += 1
             work.deliveries.append(answer.delivery(.failed(.recentlyFailed(failure))))
             // That answers its request: it hears nothing of a later load of this key.
@@ -227,6 +227,21 @@ extension LoadCore {
         state._insertAttachment(created)
         handler.attach(created)
         return (created, handler)
+    }
+
+    /// A `manage` whose object is fresh in memory, at `now`: counted, and the user attached to the
+    /// key's handler (`_attachForHit`). Called directly by the façade rather than through
+    /// `decide` (see `LoadCore`). `deferred`: a section left by a caller past its lock budget.
+    func _memoryHit(
+        _ call: ManageCall, link makeLink: @Sendable () -> any UserLink, key: ObjectKey, policy: LoadPolicy,
+        cached: CachedObject, decoder: @autoclosure () -> AnyObjectDecoder, deferred: Bool, at now: MonotonicInstant,
+        in state: inout ManagerState
+    ) -> (work: PendingWork, record: Attachment) {
+        state.now = now
+        state.statistics.requests += 1
+        state.statistics.memoryHits += 1
+        if deferred { state.statistics.deferredCalls += 1 }
+        return _attachForHit(call, link: makeLink, key: key, policy: policy, cached: cached, decoder: decoder(), in: &state)
     }
 
     /// The memory-hit path: attaches the user to a handler holding the object. Returns the work

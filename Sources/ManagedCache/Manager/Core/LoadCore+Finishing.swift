@@ -86,7 +86,7 @@ extension LoadCore {
     ) {
         if case .cancelled = error { return }
         state.statistics.failures[error.kind, default: 0] += 1
-        state.failures.record(error, forDataKey: fetch.dataKey, policy: fetch.policy, now: configuration.failureClock())
+        state.failures.record(error, forDataKey: fetch.dataKey, policy: fetch.policy, now: state.now)
         for key in fetch.subscribers {
             guard let handler = state.handlers[key], handler.isWaiting(for: fetch.identifier) else { continue }
             if let stale = handler.staleObject, let freshness = stale.freshness,
@@ -146,7 +146,7 @@ extension LoadCore {
             return work
         case .failure(let error):
             state.statistics.failures[error.kind, default: 0] += 1
-            state.failures.record(error, for: job.key, policy: handler.policy, now: configuration.failureClock())
+            state.failures.record(error, for: job.key, policy: handler.policy, now: state.now)
             return _fail(job.key, error: error, generation: job.generation, in: &state)
         }
     }

@@ -153,7 +153,7 @@ extension LoadCore {
                 state.prefetchWatch.startedHandler(identity, key)
                 continue
             case .new, .failed:
-                if let failure = state.failures.failure(for: key, now: configuration.failureClock()) {
+                if let failure = state.failures.failure(for: key, now: state.now) {
                     state.prefetchWatch.settleQueued(identity, .failed(.recentlyFailed(failure)))
                     continue
                 }

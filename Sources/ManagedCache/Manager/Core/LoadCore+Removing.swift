@@ -10,12 +10,16 @@ extension LoadCore {
     }
 
     /// The app emptied the memory cache (or memory ran short): every handler with no load under
-    /// way and no live user goes. Returns the table as it was, for the caller to free after the
-    /// lock with whatever objects only those handlers held.
-    func _dropIdleHandlers(in state: inout ManagerState) -> [ObjectKey: ObjectHandler] {
-        let previous = state.handlers
-        state.handlers = previous.filter { _, handler in handler.phase.isBusy || handler.hasLiveUsers }
-        return previous
+    /// way and no live user goes. Returns them, for the caller to free after the lock with
+    /// whatever objects only they held.
+    func _dropIdleHandlers(in state: inout ManagerState) -> [AnyObject] {
+        var dropped: [AnyObject] = []
+        state.handlers = state.handlers.filter { _, handler in
+            let kept = handler.phase.isBusy || handler.hasLiveUsers
+            if !kept { dropped.append(handler) }
+            return kept
+        }
+        return dropped
     }
 
     /// The manager goes away: awaiting prefetches are answered, and every fetch task is returned
