@@ -21,6 +21,10 @@ import Testing
 /// | manage A; its user unmanaged (default policy) | loading | nothing (the load finishes for the caches) |
 /// | manage A; its user unmanaged (`finishLoadingWithoutUsers` off) | new | A's fetch cancelled; nothing delivered |
 /// | manage A; a fetch of A that was replaced ends | loading | nothing |
+/// | prefetch A | loading (held by the prefetch) | one fetch to start, in the prefetch lane |
+/// | manage A; the app stores an object for A | ready | `ready(stored)` to A's user; A's fetch cancelled |
+/// | manage A; `cancelAll` | new | `cancelled(managerShutDown)` to A's user; A's fetch cancelled |
+/// | manage A; fetch; decode; user released; memory emptied | none | the handler dropped, to free after the lock |
 @Suite struct LoadCoreTableTests {
     /// What a handler is doing, by name.
     enum Phase: String { case none, new, loading, loaded, ready, failed }
@@ -244,5 +248,58 @@ import Testing
         #expect(bench.phase("a") == .loading)
         #expect(jobs.isEmpty)
         #expect(work.isEmpty)
+    }
+
+    @Test func aPrefetchStartsAFetchInThePrefetchLaneWithNoUser() {
+        var bench = Bench()
+        let request = ObjectRequest(url: Bench.url("a"))
+        let decoder = AnyObjectDecoder(bench.decoder, identifier: bench.decoder.identifier)
+        let work = bench.core.decide(.prefetch([request], unloadable: [nil], decoder, .low, nil), at: Bench.now, in: &bench.state).work
+        #expect(bench.phase("a") == .loading)
+        #expect(bench.state.handlers[bench.key("a")]?.heldByPrefetch == true)
+        #expect(bench.state.runningPrefetches == 1)
+        #expect(bench.takeStarts() == 1)
+        #expect(work.deliveries.isEmpty)
+        #expect(bench.state.loadingBuffer.keys.isEmpty)
+    }
+
+    @Test func aStoredObjectReplacesTheLoadAndGoesToItsUsers() {
+        var bench = Bench()
+        let user = Self.user("a")
+        _ = bench.manage(user)
+        let key = bench.key("a")
+        let plan = StorePlan(
+            key: key, policy: bench.core.configuration.policy, fileKey: key.dataKey, asksForFile: false, writesFile: false)
+        let work = bench.core.decide(.objectStored(Data("stored".utf8), plan, cost: 6), at: Bench.now, in: &bench.state).work
+        #expect(bench.phase("a") == .ready)
+        #expect(Self.delivered(work) == ["ready(stored)"])
+        #expect(Self.cancelledFetches(work) == 1)
+        #expect(bench.state.fetches.isEmpty)
+        #expect(bench.core.memoryCache.contains(key))
+    }
+
+    @Test func cancellingEverythingTellsTheUsersTheManagerShutDown() {
+        var bench = Bench()
+        let user = Self.user("a")
+        _ = bench.manage(user)
+        let work = bench.core.decide(.cancelAll, at: Bench.now, in: &bench.state).work
+        #expect(bench.phase("a") == .new)
+        #expect(Self.delivered(work) == ["cancelled(managerShutDown)"])
+        #expect(Self.cancelledFetches(work) == 1)
+        #expect(bench.state.fetches.isEmpty)
+    }
+
+    @Test func emptyingMemoryDropsAHandlerWhoseUsersWereReleased() throws {
+        var bench = Bench()
+        var user: RecordingUser<DataDecoder>? = Self.user("a")
+        _ = bench.manage(user!)
+        let (_, jobs) = bench.fetchEnds("a", .success(Self.bytes()))
+        _ = bench.decodeEnds(try #require(jobs.first), .success(Data("payload".utf8)))
+        user = nil  // held weakly: its record stays listed until a sweep or this
+        #expect(bench.phase("a") == .ready)
+        let work = bench.core.decide(.memoryEmptied, at: Bench.now, in: &bench.state).work
+        #expect(bench.phase("a") == .none)
+        #expect(work.retired.count == 1)
+        #expect(work.deliveries.isEmpty)
     }
 }
