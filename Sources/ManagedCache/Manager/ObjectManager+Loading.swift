@@ -22,11 +22,11 @@ extension ObjectManager {
         let outcome = job.decoder.decode(job.data)
         if case .failure = outcome, job.origin == .fileCache, job.data.fileCacheEntryVanished {
             fileCache?.removeEntry(forKey: job.key.dataKey)
-            loadAfterFileCacheEntryFailed(job)
+            performer.loadAfterUnusableFileCacheEntry(job)
             return
         }
-        completeDecode(job, outcome: outcome)
-        if case .success(let object) = outcome { storeVariantIfNeeded(job, object: object) }
+        performer.completeDecode(job, outcome: outcome)
+        if case .success(let object) = outcome { fileCacheReader.storeVariantIfNeeded(job, object: object) }
     }
 
     // MARK: - Fetch callbacks (from the fetch's task)
@@ -51,16 +51,6 @@ extension ObjectManager {
             })
     }
 
-    func report(_ event: ManagerEvent) {
-        switch event {
-        case .fileCacheFailure, .corruptEntryRemoved:
-            transferCounters.withLock { $0.fileCacheErrors += 1 }
-        case .loadFailed:
-            break
-        }
-        configuration.eventHandler?(event)
-    }
-
     private func fetchProgressed(dataKey: String, fetch identifier: UInt64, progress: LoadProgress, newBytes: Int) {
         transferCounters.withLock { $0.bytesDownloaded += newBytes }
         performer.perform(decide(.fetchProgressed(dataKey: dataKey, fetch: identifier, progress)).work)
@@ -74,16 +64,4 @@ extension ObjectManager {
         return decision.decodes
     }
 
-    /// Records a decode's outcome (`LoadCore._completeDecode`). `countingFileCacheHit`: the bytes
-    /// were a file-cache hit, counted in `statistics` whatever the outcome.
-    func completeDecode(
-        _ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronousUser: ObjectIdentifier? = nil,
-        countingFileCacheHit: Bool = false
-    ) {
-        let now = configuration.failureClock()
-        let section: @Sendable (inout ManagerState) -> PendingWork = { [core] state in
-            core.decide(.decodeFinished(job, outcome, countingFileCacheHit: countingFileCacheHit), at: now, in: &state).work
-        }
-        performer.performSection(section, synchronousUser: synchronousUser)
-    }
 }

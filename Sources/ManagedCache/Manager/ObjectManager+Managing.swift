@@ -78,7 +78,7 @@ extension ObjectManager {
         guard requestIsLoadable(call, key: key, link: makeLink) else { return }
         // 3. Whether the file cache certainly lacks the bytes, asked before the lock: then a start
         //    needs no lookup after it, and no second acquisition of the lock to start the load.
-        let knownFileMiss = isKnownFileCacheMiss(call, key: key, policy: policy, storesVariant: decoder.storesVariant)
+        let knownFileMiss = fileCacheReader.isKnownMiss(call, key: key, policy: policy, storesVariant: decoder.storesVariant)
         // 4. Under the lock: attach the user, then share, join, revalidate, answer from the
         //    failure memory, or start (from the file cache or the network).
         //    Past the lock's wait budget, the section is left to the lock's holder (and the file
@@ -104,7 +104,7 @@ extension ObjectManager {
         // 5. Deliver what was decided, with the rest handed off this thread; then read the file
         //    cache when that is the next step.
         performer.perform(decided.result.work, synchronousUser: call.userID, handingOff: decided.starts)
-        if let fileLookup = decided.result.fileLookup { readFileCache(fileLookup, key: key, synchronousUser: call.userID) }
+        if let fileLookup = decided.result.fileLookup { fileCacheReader.read(fileLookup, key: key, synchronousUser: call.userID) }
     }
 
     /// Step 4 when the lock stays busy past the budget: retires the user's current attachment
@@ -125,7 +125,7 @@ extension ObjectManager {
             return {
                 self.performer.perform(decision.work)
                 if let fileLookup = decision.fileLookup {
-                    self.loadFromFileCache(key: key, lookup: fileLookup, synchronousUser: nil, maximumBytes: nil)
+                    self.fileCacheReader.read(fileLookup, key: key, synchronousUser: nil, maximumBytes: nil)
                 }
             }
         }
@@ -197,31 +197,6 @@ extension ObjectManager {
         guard decision.answeredAsUnloadable else { return true }
         performer.perform(decision.work, synchronousUser: call.userID)
         return false
-    }
-
-    /// Step 3: whether a start of this call would look in the file cache on this thread, and the
-    /// index of the cache (a `FileCache` or a `BigFileCache`) has no entry for its bytes: its
-    /// presence filter, no system call and no lock (see `MissShortcut`). An entry another
-    /// instance stored since this one last caught up is not seen here; the load's task looks in
-    /// the cache before downloading, so it is still read from disk, in the background. A decoder
-    /// that stores a variant looks up two keys, and is not asked for.
-    private func isKnownFileCacheMiss(_ call: ManageCall, key: ObjectKey, policy: LoadPolicy, storesVariant: Bool) -> Bool {
-        guard let fileCacheStore, policy.cacheInFile, !storesVariant,
-            core.inlineFileRead(isAwaiting: call.isAwaiting, request: call.request, policy: policy) != nil
-        else { return false }
-        return fileCacheStore.missShortcut.isAbsentFromIndex(key.dataKey)
-    }
-
-    /// Step 4: reads the file cache for `key`, on this thread within the inline budget, else in
-    /// the background.
-    private func readFileCache(_ lookup: FileLookup, key: ObjectKey, synchronousUser: ObjectIdentifier) {
-        if let inline = lookup.inline {
-            loadFromFileCache(key: key, lookup: lookup, synchronousUser: synchronousUser, maximumBytes: inline.maximumBytes)
-        } else {
-            LoadingTask.start { [weak self] in
-                self?.loadFromFileCache(key: key, lookup: lookup, synchronousUser: nil, maximumBytes: nil)
-            }
-        }
     }
 
     /// Detaches `user` from whatever it was managed for: HJCache's `clear` before cell reuse.

@@ -39,7 +39,7 @@ extension ObjectManager {
         // Created under the lock, so a request arriving while it starts finds it and can stop it.
         return state.withLock { state in
             let task = LoadingTask.start(priority: .utility) { [weak self] () -> Int in
-                let preloaded = self?.preload(policy, from: fileCache, decoder: erased, limit: limit) ?? 0
+                let preloaded = self?.fileCacheReader.preload(policy, from: fileCache, decoder: erased, limit: limit) ?? 0
                 self?.state.withLock { $0.statistics.preloadedObjects += preloaded }
                 return preloaded
             }
@@ -47,41 +47,4 @@ extension ObjectManager {
             return task
         }
     }
-
-    /// The preload itself, on the preload's task; stops when that task is cancelled.
-    private func preload(_ policy: PreloadPolicy, from fileCache: any FileCaching, decoder: AnyObjectDecoder, limit: Int) -> Int {
-        let entries =
-            policy == .all
-            ? fileCache.entriesByRecency(limit: Int.max)
-            : fileCache.entriesUsedInPreviousSession(limit: Int.max)
-        let marker = "\u{1F}variant="
-        let suffix = marker + decoder.identifier
-        var candidates: [(FileCacheEntry, ObjectKey)] = []
-        for entry in entries where candidates.count < limit {
-            if decoder.storesVariant {
-                guard entry.key.hasSuffix(suffix) else { continue }
-                candidates.append((entry, ObjectKey(dataKey: String(entry.key.dropLast(suffix.count)), variant: decoder.identifier)))
-            } else if !entry.key.contains(marker) {
-                candidates.append((entry, ObjectKey(dataKey: entry.key, variant: decoder.identifier)))
-            }
-        }
-        var preloaded = 0
-        // Least recent first, so the most recent ends up most recent in the LRU order.
-        for (entry, key) in candidates.reversed() {
-            if Task.isCancelled { break }
-            if memoryCache.contains(key) { continue }
-            guard let bytes = try? fileCache.readData(for: entry) else { continue }
-            let data = LoadedData(
-                data: bytes, origin: .fileCache, contentType: entry.metadata.contentType,
-                isStoredVariant: decoder.storesVariant)
-            guard case .success(let object) = decoder.decode(data), !Task.isCancelled else { continue }
-            let cost = decoder.cost(of: object, byteCount: bytes.count)
-            memoryCache.setValue(
-                CachedObject(object: object, freshness: entry.metadata.freshness, cost: cost),
-                forKey: key, cost: cost)
-            preloaded += 1
-        }
-        return preloaded
-    }
-
 }

@@ -166,7 +166,7 @@ extension ObjectManager {
         guard !pinned || toFileCache else { return .failure(.invalidRequest(reason: "pinned without toFileCache")) }
         let policy = configuration.policy.applying(request.policy)
         var plan = StorePlan(
-            key: key, policy: policy, fileKey: decoder.storesVariant ? Self.variantFileKey(key) : key.dataKey,
+            key: key, policy: policy, fileKey: decoder.storesVariant ? key.variantFileKey : key.dataKey,
             asksForFile: toFileCache, writesFile: toFileCache && policy.cacheInFile && fileCache != nil)
         plan.pinned = pinned
         return .success(plan)

@@ -40,6 +40,11 @@ public final class ObjectManager: Sendable {
     let core: LoadCore
     /// Carries out what the core decides, after the lock.
     let performer: WorkPerformer
+    /// Reads the file cache where the core decided to look.
+    let fileCacheReader: FileCacheReader
+    /// Counts a file-cache failure or corrupt entry a load or a file-cache read reports, then
+    /// hands the event to the app's handler (`Configuration.eventHandler`).
+    let report: @Sendable (ManagerEvent) -> Void
     /// The counters that loads bump from their own threads, with nothing else to decide: behind
     /// a lock of their own, so that counting a request sent, a chunk received or a file-cache error
     /// never waits for (or holds up) the lock every `manage` takes (counting each request
@@ -73,6 +78,18 @@ public final class ObjectManager: Sendable {
             memoryCache: memoryCache, undecodedData: undecodedData, configuration: configuration,
             hasFileCache: configuration.fileCache != nil, fetchRunner: FetchRunner())
         self.performer = WorkPerformer(state: state, core: core)
+        let (counters, eventHandler) = (transferCounters, configuration.eventHandler)
+        self.report = { event in
+            switch event {
+            case .fileCacheFailure, .corruptEntryRemoved:
+                counters.withLock { $0.fileCacheErrors += 1 }
+            case .loadFailed:
+                break
+            }
+            eventHandler?(event)
+        }
+        self.fileCacheReader = FileCacheReader(
+            state: state, core: core, performer: performer, fileCacheStore: fileCacheStore, report: report)
         core.fetchRunner.attach(self)
         observeMemoryWarnings()
     }

@@ -93,6 +93,27 @@ final class WorkPerformer: Sendable {
         perform(ran.result, synchronousUser: synchronousUser, handingOff: ran.starts)
     }
 
+    /// Records a decode's outcome (`LoadCore._completeDecode`). `countingFileCacheHit`: the bytes
+    /// were a file-cache hit, counted in `statistics` whatever the outcome.
+    func completeDecode(
+        _ job: DecodeJob, outcome: Result<any Sendable, ManagedCacheError>, synchronousUser: ObjectIdentifier? = nil,
+        countingFileCacheHit: Bool = false
+    ) {
+        let now = core.configuration.failureClock()
+        let section: @Sendable (inout ManagerState) -> PendingWork = { [core] state in
+            core.decide(.decodeFinished(job, outcome, countingFileCacheHit: countingFileCacheHit), at: now, in: &state).work
+        }
+        performSection(section, synchronousUser: synchronousUser)
+    }
+
+    /// Loads `job`'s key again, as after a file-cache miss, when the file-cache bytes it decoded
+    /// turned out unusable (a bad variant, an entry whose file vanished) and its handler still
+    /// waits for that decode.
+    func loadAfterUnusableFileCacheEntry(_ job: DecodeJob) {
+        let now = core.configuration.failureClock()
+        perform(state.withLock { core.decide(.fileLookupMissed(job.key, generation: job.generation), at: now, in: &$0).work })
+    }
+
     /// Calls the user unless it has been released, re-managed or unmanaged since the delivery
     /// was decided. Only progress and previews take the manager's lock, to check the load; the
     /// rest check the user's record alone (`Attachment.currency`).

@@ -244,3 +244,13 @@ extension ObjectRequest {
     /// The URL of `ObjectRequest(oid:)`: "managedcache:stored", a scheme no loader handles.
     public static let cacheOnlyURL = URL(string: "managedcache:stored")!
 }
+
+extension ObjectKey {
+    /// The file-cache key of a stored variant: the bytes' key plus the decoder's identifier, after
+    /// a `\u{1E}`, which no data key contains (`ObjectRequest.dataKey` escapes it), so no request's
+    /// bytes can be looked up under a variant's key.
+    var variantFileKey: String { dataKey + Self.variantMarker + variant }
+
+    /// What separates a variant's file key from its data key.
+    static let variantMarker = "\u{1E}variant="
+}

@@ -236,7 +236,7 @@ private final class Completions: Sendable {
         let writerCache = try FileCache(directory: directory.url)
         let writer = makeNetworkManager(fileCache: writerCache)
         try await writer.store(Blob(Data("mine".utf8)), for: request, decoder: VariantBlobDecoder(), toFileCache: true)
-        let variantKey = ObjectManager.variantFileKey(request.objectKey(variant: "test.variant"))
+        let variantKey = request.objectKey(variant: "test.variant").variantFileKey
         #expect(bytes(writerCache.entry(forKey: variantKey), in: writerCache) == Data("mine".utf8))
         #expect(writerCache.entry(forKey: request.dataKey) == nil, "the original bytes are not the stored object's")
 
@@ -371,10 +371,10 @@ private final class Completions: Sendable {
         }
         let closed = WriteGate()
         closed.close()
-        manager.storeVariantIfNeeded(job(gate: closed), object: Blob(Data("superseded".utf8)))
-        #expect(fileCache.entry(forKey: ObjectManager.variantFileKey(key)) == nil)
-        manager.storeVariantIfNeeded(job(gate: WriteGate()), object: Blob(Data("current".utf8)))
-        #expect(bytes(fileCache.entry(forKey: ObjectManager.variantFileKey(key)), in: fileCache) == Data("current".utf8))
+        manager.fileCacheReader.storeVariantIfNeeded(job(gate: closed), object: Blob(Data("superseded".utf8)))
+        #expect(fileCache.entry(forKey: key.variantFileKey) == nil)
+        manager.fileCacheReader.storeVariantIfNeeded(job(gate: WriteGate()), object: Blob(Data("current".utf8)))
+        #expect(bytes(fileCache.entry(forKey: key.variantFileKey), in: fileCache) == Data("current".utf8))
     }
 }
 
@@ -391,5 +391,27 @@ private final class Completions: Sendable {
         #expect(gate.isIdle)
         await gate.waitUntilIdle()
         #expect(WriteGate.write(through: nil) {}, "no gate: nothing can supersede the write")
+    }
+
+    /// Preloading looks variants up under the key they are stored with: a decoder that stores
+    /// variants gets its variant, and a decoder of originals is never given a variant's bytes.
+    @Test func preloadFindsStoredVariantsAndNeverTakesThemForOriginals() async throws {
+        let directory = TemporaryDirectory()
+        let fileCache = try FileCache(directory: directory.url)
+        let key = ObjectKey(dataKey: "k", variant: "test.variant")
+        try fileCache.store(Data("original".utf8), forKey: "k", metadata: FileCacheMetadata())
+        try fileCache.store(Data("the variant".utf8), forKey: key.variantFileKey, metadata: FileCacheMetadata())
+
+        let decoder = VariantBlobDecoder()
+        let manager = makeNetworkManager(fileCache: fileCache)
+        #expect(await manager.preloadFromFileCache(.all, decoder: decoder).value == 1)
+        #expect((manager.memoryCache.value(forKey: key)?.object as? Blob)?.bytes == Data("the variant".utf8))
+        #expect(decoder.storedVariantDecodes.count == 1)
+
+        let plain = makeNetworkManager(fileCache: fileCache)
+        #expect(await plain.preloadFromFileCache(.all, decoder: BlobDecoder()).value == 1)
+        #expect(plain.memoryCache.count == 1)
+        let original = ObjectKey(dataKey: "k", variant: BlobDecoder().identifier)
+        #expect((plain.memoryCache.value(forKey: original)?.object as? Blob)?.bytes == Data("original".utf8))
     }
 }

@@ -1,11 +1,58 @@
 import Foundation
 
-extension ObjectManager {
-    /// The file-cache key of a stored variant: the bytes' key plus the decoder's identifier, after
-    /// a `\u{1E}`, which no data key contains (`ObjectRequest.dataKey` escapes it), so no request's
-    /// bytes can be looked up under a variant's key.
-    static func variantFileKey(_ key: ObjectKey) -> String {
-        "\(key.dataKey)\u{1E}variant=\(key.variant)"
+/// Reads the file cache where the core decided to look (`LoadCore.Decision.fileLookup`): a hit
+/// is decoded and handed to the core (`decodeFinished`), a miss asks it to start the load
+/// (`fileLookupMissed`). Also writes a decoder's variant made from original bytes, and answers
+/// `manage` whether the cache's index certainly lacks a key. Owned by its manager alone, so its
+/// background steps hold it weakly and stop once the manager has gone.
+final class FileCacheReader: Sendable {
+    let state: ManagerLock
+    let core: LoadCore
+    let performer: WorkPerformer
+    let fileCache: (any FileCaching)?
+    /// The store behind `fileCache` when it is a `FileCache` or a `BigFileCache`.
+    let fileCacheStore: CacheStore?
+    /// Counts and reports a file-cache failure (`ObjectManager.report`).
+    let report: @Sendable (ManagerEvent) -> Void
+
+    init(
+        state: ManagerLock, core: LoadCore, performer: WorkPerformer, fileCacheStore: CacheStore?,
+        report: @escaping @Sendable (ManagerEvent) -> Void
+    ) {
+        self.state = state
+        self.core = core
+        self.performer = performer
+        self.fileCache = core.configuration.fileCache
+        self.fileCacheStore = fileCacheStore
+        self.report = report
+    }
+
+    private var configuration: ObjectManager.Configuration { core.configuration }
+    private var undecodedData: MemoryCache<String, Data> { core.undecodedData }
+
+    /// Whether a start of this `manage` call would look in the file cache on this thread, and the
+    /// index of the cache (a `FileCache` or a `BigFileCache`) has no entry for its bytes: its
+    /// presence filter, no system call and no lock (see `MissShortcut`). An entry another
+    /// instance stored since this one last caught up is not seen here; the load's task looks in
+    /// the cache before downloading, so it is still read from disk, in the background. A decoder
+    /// that stores a variant looks up two keys, and is not asked for.
+    func isKnownMiss(_ call: ManageCall, key: ObjectKey, policy: LoadPolicy, storesVariant: Bool) -> Bool {
+        guard let fileCacheStore, policy.cacheInFile, !storesVariant,
+            core.inlineFileRead(isAwaiting: call.isAwaiting, request: call.request, policy: policy) != nil
+        else { return false }
+        return fileCacheStore.missShortcut.isAbsentFromIndex(key.dataKey)
+    }
+
+    /// Reads the file cache for `key` as `manage` decided (`LoadCore.Decision.fileLookup`): on
+    /// this thread within the inline budget, else in the background.
+    func read(_ lookup: FileLookup, key: ObjectKey, synchronousUser: ObjectIdentifier) {
+        if let inline = lookup.inline {
+            read(lookup, key: key, synchronousUser: synchronousUser, maximumBytes: inline.maximumBytes)
+        } else {
+            LoadingTask.start { [weak self] in
+                self?.read(lookup, key: key, synchronousUser: nil, maximumBytes: nil)
+            }
+        }
     }
 
     /// Looks for the handler's object in the file cache before any download: its stored variant
@@ -19,7 +66,7 @@ extension ObjectManager {
     /// checked again: what the lookup finds is delivered, or the load started, only if the handler
     /// is still in that lookup (its generation). On the loading executor, after a thread hop, it
     /// is checked first, so a lookup whose user has gone reads nothing.
-    func loadFromFileCache(key: ObjectKey, lookup: FileLookup, synchronousUser: ObjectIdentifier?, maximumBytes: Int?) {
+    func read(_ lookup: FileLookup, key: ObjectKey, synchronousUser: ObjectIdentifier?, maximumBytes: Int?) {
         let synchronously = synchronousUser != nil
         let (generation, policy, decoder, request, writeGate) = (
             lookup.generation, lookup.policy, lookup.decoder, lookup.request, lookup.writeGate
@@ -29,14 +76,14 @@ extension ObjectManager {
             guard current else { return }
         }
         var sources: [(fileKey: String, isVariant: Bool)] = []
-        if decoder.storesVariant { sources.append((Self.variantFileKey(key), true)) }
+        if decoder.storesVariant { sources.append((key.variantFileKey, true)) }
         if synchronously { sources.append((key.dataKey, false)) }
         var outOfBudget = false
         for source in sources {
             let operation = FetchOperation(
                 dataKey: source.fileKey, request: request, policy: policy, loader: configuration.dataLoader,
                 fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
-                priority: LoadPriorityCell(request.priority), callbacks: .eventsOnly { [weak self] in self?.report($0) })
+                priority: LoadPriorityCell(request.priority), callbacks: .eventsOnly { [report] in report($0) })
             let readStart = MonotonicInstant.now
             // On the caller's thread each wait for the file cache's lock (a `FileCache` or
             // `BigFileCache`) lasts at most `manageLockWaitBudget`, and ends by the time budget:
@@ -80,7 +127,7 @@ extension ObjectManager {
                 fileCache?.removeEntry(forKey: source.fileKey)
                 continue
             }
-            completeDecode(job, outcome: outcome, synchronousUser: synchronousUser, countingFileCacheHit: true)
+            performer.completeDecode(job, outcome: outcome, synchronousUser: synchronousUser, countingFileCacheHit: true)
             // Delivered; now store the variant made from the original, never on the caller's
             // thread (which may be the main one): on the loading executor.
             if case .success(let object) = outcome, !source.isVariant, decoder.storesVariant {
@@ -109,21 +156,13 @@ extension ObjectManager {
         let outcome = job.decoder.decode(job.data)
         if case .failure = outcome, isVariant || job.data.fileCacheEntryVanished {
             fileCache?.removeEntry(forKey: fileKey)
-            loadAfterFileCacheEntryFailed(job)
+            performer.loadAfterUnusableFileCacheEntry(job)
             return
         }
-        completeDecode(job, outcome: outcome, countingFileCacheHit: true)
+        performer.completeDecode(job, outcome: outcome, countingFileCacheHit: true)
         if case .success(let object) = outcome, !isVariant, job.decoder.storesVariant {
             storeVariantIfNeeded(job, object: object)
         }
-    }
-
-    /// Loads `job`'s key again, as after a file-cache miss, when the file-cache bytes it decoded
-    /// turned out unusable (a bad variant, an entry whose file vanished) and its handler still
-    /// waits for that decode.
-    func loadAfterFileCacheEntryFailed(_ job: DecodeJob) {
-        let work = decide(.fileLookupMissed(job.key, generation: job.generation)).work
-        performer.perform(work)
     }
 
     /// After decoding original bytes, stores the decoder's variant in the file cache (and drops the
@@ -135,11 +174,50 @@ extension ObjectManager {
         // Through the decode's gate: an object stored over this one meanwhile keeps its place.
         WriteGate.write(through: job.writeGate) {
             do {
-                try fileCache.store(bytes, forKey: Self.variantFileKey(job.key), metadata: FileCacheMetadata())
+                try fileCache.store(bytes, forKey: job.key.variantFileKey, metadata: FileCacheMetadata())
                 if !job.decoder.keepsOriginal { fileCache.removeEntry(forKey: job.key.dataKey) }
             } catch {
                 report(.fileCacheFailure(key: job.key.dataKey, operation: .storeVariant, error: FileCacheError(error)))
             }
         }
+    }
+
+    /// Decodes the file cache's entries `policy` picks into the memory cache, at most `limit`, on
+    /// the preload's task (`ObjectManager.preloadFromFileCache`); stops when that task is
+    /// cancelled. A decoder that stores variants preloads its variants, any other the originals
+    /// (never a variant taken for an original).
+    func preload(_ policy: PreloadPolicy, from fileCache: any FileCaching, decoder: AnyObjectDecoder, limit: Int) -> Int {
+        let entries =
+            policy == .all
+            ? fileCache.entriesByRecency(limit: Int.max)
+            : fileCache.entriesUsedInPreviousSession(limit: Int.max)
+        let marker = ObjectKey.variantMarker
+        let suffix = marker + decoder.identifier
+        var candidates: [(FileCacheEntry, ObjectKey)] = []
+        for entry in entries where candidates.count < limit {
+            if decoder.storesVariant {
+                guard entry.key.hasSuffix(suffix) else { continue }
+                candidates.append((entry, ObjectKey(dataKey: String(entry.key.dropLast(suffix.count)), variant: decoder.identifier)))
+            } else if !entry.key.contains(marker) {
+                candidates.append((entry, ObjectKey(dataKey: entry.key, variant: decoder.identifier)))
+            }
+        }
+        var preloaded = 0
+        // Least recent first, so the most recent ends up most recent in the LRU order.
+        for (entry, key) in candidates.reversed() {
+            if Task.isCancelled { break }
+            if core.memoryCache.contains(key) { continue }
+            guard let bytes = try? fileCache.readData(for: entry) else { continue }
+            let data = LoadedData(
+                data: bytes, origin: .fileCache, contentType: entry.metadata.contentType,
+                isStoredVariant: decoder.storesVariant)
+            guard case .success(let object) = decoder.decode(data), !Task.isCancelled else { continue }
+            let cost = decoder.cost(of: object, byteCount: bytes.count)
+            core.memoryCache.setValue(
+                CachedObject(object: object, freshness: entry.metadata.freshness, cost: cost),
+                forKey: key, cost: cost)
+            preloaded += 1
+        }
+        return preloaded
     }
 }
