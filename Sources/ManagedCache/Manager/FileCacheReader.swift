@@ -220,4 +220,24 @@ final class FileCacheReader: Sendable {
         }
         return preloaded
     }
+
+    /// Pins the cached bytes of `request` when its policy asks for pins
+    /// (``LoadPolicy/pinsInFileCache``, the manager's with the request's overrides): for a load
+    /// that finished without writing them (already in the memory or file cache, or a fetch another
+    /// request had started unpinned), whose bytes the fetch's writer could not pin. Returns why
+    /// the pin failed; `nil` when pinned or not asked for. Nothing cached under the key is `nil`
+    /// too (a `cacheInFile == false` load, say), unless `missingBytesFail`: a prefetch that
+    /// reports says so, since a pinned commit over the quota is refused and leaves nothing.
+    func pinIfPolicyAsks(_ request: ObjectRequest, missingBytesFail: Bool = false) -> FileCacheError? {
+        guard configuration.policy.applying(request.policy).pinsInFileCache else { return nil }
+        guard let fileCache else { return .pinningUnsupported }
+        do {
+            _ = try fileCache.pin(forKey: request.dataKey)
+            return nil
+        } catch {
+            let failure = FileCacheError(error)
+            if case .noEntry = failure, !missingBytesFail { return nil }
+            return failure
+        }
+    }
 }

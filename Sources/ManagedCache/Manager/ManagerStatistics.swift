@@ -1,3 +1,5 @@
+import ManagedCacheLocking
+
 /// Counters of what a manager did since it was created (or since `ObjectManager.resetStatistics()`).
 /// Read them with `ObjectManager.statistics`; the examples and benchmarks print them.
 public struct ManagerStatistics: Sendable, Hashable {
@@ -75,6 +77,22 @@ struct TransferCounters {
         statistics.revalidations += revalidations
         statistics.bytesDownloaded += bytesDownloaded
         statistics.fileCacheErrors += fileCacheErrors
+    }
+
+    /// What a load or a file-cache read calls with an event: counts a file-cache failure or a
+    /// corrupt entry in `counters`, then hands the event to the app's handler.
+    static func reporter(
+        counting counters: Lock<TransferCounters>, then eventHandler: (@Sendable (ManagerEvent) -> Void)?
+    ) -> @Sendable (ManagerEvent) -> Void {
+        { event in
+            switch event {
+            case .fileCacheFailure, .corruptEntryRemoved:
+                counters.withLock { $0.fileCacheErrors += 1 }
+            case .loadFailed:
+                break
+            }
+            eventHandler?(event)
+        }
     }
 }
 

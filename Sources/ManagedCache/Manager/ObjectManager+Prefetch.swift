@@ -124,7 +124,7 @@ extension ObjectManager {
     ) -> PrefetchBatch {
         PrefetchBatch(
             requests: requests,
-            pinIfAsked: { [weak self] in self?.pinIfPolicyAsks($0, missingBytesFail: true) }, progress: progress,
+            pinIfAsked: { [weak fileCacheReader] in fileCacheReader?.pinIfPolicyAsks($0, missingBytesFail: true) }, progress: progress,
             completion: completion)
     }
 

@@ -78,16 +78,7 @@ public final class ObjectManager: Sendable {
             memoryCache: memoryCache, undecodedData: undecodedData, configuration: configuration,
             hasFileCache: configuration.fileCache != nil, fetchRunner: FetchRunner())
         self.performer = WorkPerformer(state: state, core: core)
-        let (counters, eventHandler) = (transferCounters, configuration.eventHandler)
-        self.report = { event in
-            switch event {
-            case .fileCacheFailure, .corruptEntryRemoved:
-                counters.withLock { $0.fileCacheErrors += 1 }
-            case .loadFailed:
-                break
-            }
-            eventHandler?(event)
-        }
+        self.report = TransferCounters.reporter(counting: transferCounters, then: configuration.eventHandler)
         self.fileCacheReader = FileCacheReader(
             state: state, core: core, performer: performer, fileCacheStore: fileCacheStore, report: report)
         core.fetchRunner.attach(self)

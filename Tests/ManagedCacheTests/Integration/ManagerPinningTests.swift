@@ -155,16 +155,20 @@ import Testing
         let manager = makeNetworkManager(fileCache: cache)
         let plain = ObjectRequest(url: server.url("/a"))
         _ = try await manager.object(for: plain, decoder: DataDecoder())
-        #expect(manager.pinIfPolicyAsks(plain) == nil && cache.pinnedEntries().isEmpty, "not asked: nothing pinned")
+        #expect(manager.fileCacheReader.pinIfPolicyAsks(plain) == nil && cache.pinnedEntries().isEmpty, "not asked: nothing pinned")
         let pinning = ObjectRequest(url: server.url("/a"), policy: PolicyOverrides(pinsInFileCache: true))
-        #expect(manager.pinIfPolicyAsks(pinning) == .pinnedQuotaExceeded(key: plain.dataKey, byteCount: 400, pinnedBytes: 0, quota: 100))
+        #expect(
+            manager.fileCacheReader.pinIfPolicyAsks(pinning)
+                == .pinnedQuotaExceeded(key: plain.dataKey, byteCount: 400, pinnedBytes: 0, quota: 100))
         let roomyDirectory = TemporaryDirectory(prefix: "pin-cached-roomy")
         let roomy = try tinyCache(roomyDirectory)
         let second = makeNetworkManager(fileCache: roomy)
         _ = try await second.object(for: plain, decoder: DataDecoder())
-        #expect(second.pinIfPolicyAsks(pinning) == nil)
+        #expect(second.fileCacheReader.pinIfPolicyAsks(pinning) == nil)
         #expect(pinnedKeys(roomy) == [plain.dataKey])
-        #expect(second.pinIfPolicyAsks(ObjectRequest(url: server.url("/never"), policy: PolicyOverrides(pinsInFileCache: true))) == nil)
+        #expect(
+            second.fileCacheReader.pinIfPolicyAsks(ObjectRequest(url: server.url("/never"), policy: PolicyOverrides(pinsInFileCache: true)))
+                == nil)
     }
 
     @Test func withoutAFileCacheThatCanPinEveryPinIsRefusedTypedAndLoadsStillDeliver() async throws {
