@@ -56,7 +56,21 @@ public final class URLSessionDataLoader: DataLoading {
     }
 
     deinit {
+        #if canImport(Darwin)
         session.invalidateAndCancel()
+        #else
+        // From the delegate queue, as every cancellation of this session is sent on Linux (see
+        // `SessionDelegate.cancel(_:)`): `invalidateAndCancel()` cancels the tasks still running,
+        // and a `cancel()` sent from another thread could reach a task while the delegate queue
+        // delivers its end or answers its redirect. Not held back by the queue's back-pressure;
+        // `cancel()` waits for the work queue, which the queue may be holding.
+        let session = self.session
+        if let queue = session.delegateQueue as? BoundedDelegateQueue {
+            queue.addOperationWithoutWaiting { queue.withoutHoldingProducers { session.invalidateAndCancel() } }
+        } else {
+            session.invalidateAndCancel()
+        }
+        #endif
     }
 
     /// Transfers registered and not yet over (for the reliability tests).
@@ -76,6 +90,9 @@ public final class URLSessionDataLoader: DataLoading {
     #if !canImport(Darwin)
     /// How many times FoundationNetworking had to wait for the delegate to catch up (for the tests).
     var backPressureWaits: Int { (session.delegateQueue as? BoundedDelegateQueue)?.waitCount ?? 0 }
+
+    /// Operations on the session's delegate queue, queued or running (for the tests).
+    var delegateOperationsQueued: Int { (session.delegateQueue as? BoundedDelegateQueue)?.queuedCount ?? 0 }
     #endif
 
     /// Loads of `url`'s host running and held back for a connection (for the tests).
@@ -319,6 +336,37 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         }
     }
 
+    /// Follows the redirect, unless (on Linux) the task is ending: then the question is left
+    /// unanswered.
+    ///
+    /// Why: FoundationNetworking (6.3) asks this question from the delegate queue, and waits for
+    /// the answer in a state of its own. An answer that reaches its work queue after the task left
+    /// that state stops the process ("Received callback for HTTP redirection, but we're not
+    /// waiting for it"); the contended test runs hit it. The task leaves it when it is cancelled
+    /// (the failure `cancel()` queues ends the transfer), and when FoundationNetworking's own
+    /// request timeout fires during the wait (it then sets the task's `response` to the redirect
+    /// and leaves the task running, its end never reported). A task that left it needs no answer:
+    /// a cancelled one ends with its cancellation, a timed-out one by the manager's idle timeout,
+    /// which comes first (the request timeout is a backstop beyond it).
+    ///
+    /// Race-free because every cancellation of this session is sent from this serial queue
+    /// (`cancelOnDelegateQueue(_:)`, the loader's `deinit`): either a cancellation ran before this
+    /// question, and the task is `.canceling` or `.completed` here; or this question runs first,
+    /// and its answer is on the work queue before `cancel()` queues the failure there, which the
+    /// work queue then runs after the answer.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        #if !canImport(Darwin)
+        guard task.state == .running, task.response == nil else {
+            cancellationCounts.withLock { $0.redirectsLeftUnanswered += 1 }
+            return
+        }
+        #endif
+        completionHandler(request)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         willDeliverCompletion.withLock { $0 }?()
         let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
@@ -326,10 +374,13 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     }
 }
 
-/// How the cancellations sent from the session's delegate queue ended (for the tests).
+/// How the cancellations sent from the session's delegate queue ended, and how many redirects of
+/// ending tasks were not followed (for the tests).
 struct TaskCancellationCounts: Equatable, Sendable {
     /// The task was still running: `URLSessionTask.cancel()` was called.
     var sentToTask = 0
     /// The session had delivered the task's end: there was nothing to cancel.
     var taskHadEnded = 0
+    /// A redirect of a task that was ending was not followed (its question left unanswered).
+    var redirectsLeftUnanswered = 0
 }

@@ -10,8 +10,10 @@ import Testing
 #if !canImport(Darwin)
 /// How `URLSessionDataLoader` cancels its `URLSessionTask`s on Linux: from the session's delegate
 /// queue, never while the session delivers the task's end, and never to a task whose end has been
-/// delivered. (FoundationNetworking stops the process when a `cancel()` races that delivery; the
-/// soak hit it. Apple's `URLSession` has no such race and its tasks are cancelled directly.)
+/// delivered; and a redirect of a cancelled task is not followed. (FoundationNetworking stops the
+/// process when a `cancel()` races that delivery, the soak hit it; and when a redirect is answered
+/// after the task was cancelled, the contended test runs hit it. Apple's `URLSession` has neither
+/// race and its tasks are cancelled directly.)
 @Suite struct TaskCancellationTests {
     /// Counts the responses the loader hands it.
     final class Receiver: DataLoadReceiver {
@@ -44,6 +46,58 @@ import Testing
         #expect(
             loader.cancellationCounts == TaskCancellationCounts(sentToTask: 0, taskHadEnded: 1),
             "the cancellation waited for the delivery of the end, then found the task ended")
+        #expect(await waitUntil { loader.transfersInFlight == 0 })
+    }
+
+    /// Holds the session's delegate queue: its response callback waits until released.
+    final class HoldingReceiver: DataLoadReceiver {
+        private let isHolding = Lock(false)
+        private let released = DispatchSemaphore(value: 0)
+        var holding: Bool { isHolding.withLock { $0 } }
+
+        func release() { released.signal() }
+
+        func didReceive(response: DataLoadResponse) throws {
+            isHolding.withLock { $0 = true }
+            _ = released.wait(timeout: .now() + waitBound)
+        }
+
+        func didReceive(_ chunk: Data) throws {}
+    }
+
+    /// The sequence that stopped the process: a load is cancelled while the redirect its server
+    /// sent waits for the delegate's answer. Here the delegate queue is held while the
+    /// cancellation and then the redirect's question are queued on it, in that order; released,
+    /// the cancellation reaches the task first and the question finds the task cancelled.
+    @Test func aRedirectOfATaskCancelledMeanwhileIsNotFollowed() async throws {
+        let server = try LoopbackServer()
+        // Headers, then nothing: its response callback is the one operation it queues.
+        server.setRoute("/hold", .ok(fixtureBody("hold", count: 1_000)).behaving(.stall(afterBodyBytes: 0)))
+        let redirect = GatedRoute(server, path: "/old", response: .redirect(to: "/new"))
+        server.setRoute("/new", .ok(Data("new".utf8)))
+        let loader = URLSessionDataLoader()
+
+        let holder = HoldingReceiver()
+        let holding = Task { try await loader.load(DataLoadRequest(url: server.url("/hold"), timeout: 300), receiver: holder) }
+        #expect(await waitUntil { holder.holding }, "the delegate queue is held")
+        let load = Task { try await loader.load(DataLoadRequest(url: server.url("/old"), timeout: 300), receiver: Receiver()) }
+        #expect(await waitUntil { redirect.arrivals == 1 }, "the request for /old is on the wire")
+        load.cancel()
+        #expect(
+            await waitUntil { loader.delegateOperationsQueued == 2 },
+            "the held callback and the cancellation: \(loader.delegateOperationsQueued)")
+        redirect.open()
+        #expect(
+            await waitUntil { loader.delegateOperationsQueued == 3 },
+            "and, behind them, the redirect's question: \(loader.delegateOperationsQueued)")
+        holder.release()
+
+        await #expect(throws: (any Error).self) { try await load.value }
+        #expect(await waitUntil { loader.cancellationCounts.redirectsLeftUnanswered == 1 })
+        #expect(loader.cancellationCounts == TaskCancellationCounts(sentToTask: 1, taskHadEnded: 0, redirectsLeftUnanswered: 1))
+        #expect(server.requestCount(for: "/new") == 0, "the redirect was not followed")
+        holding.cancel()
+        await #expect(throws: (any Error).self) { try await holding.value }
         #expect(await waitUntil { loader.transfersInFlight == 0 })
     }
 
