@@ -39,6 +39,8 @@ struct HTTPClient: Sendable {
 
     let session: URLSession
     let timeout: Double
+    /// Where requests are handed to the session (see `fetch`).
+    private let starter = DispatchQueue(label: "HTTPClient.starter")
 
     /// `timeout` is the idle timeout for every request. It is set on the configuration because
     /// on Linux a request's own `timeoutInterval` does not shorten the configuration's
@@ -54,21 +56,35 @@ struct HTTPClient: Sendable {
     }
 
     /// Sends one request and waits for its outcome.
+    ///
+    /// The task is created and resumed on a queue of the client's own, not on the caller's
+    /// thread: FoundationNetworking's `dataTask(with:)` and `resume()` wait for its one work
+    /// queue, which every transfer of the process shares. Called from a test's task (as
+    /// `URLSession.data(for:)` does), they held both threads of Swift's cooperative pool on a
+    /// loaded 2-core machine while that queue was busy, and the tests waiting on the pool stood
+    /// still (a thread dump of the contended test runs).
     func fetch(
         _ url: URL, method: String = "GET", headers: [String: String] = [:]
     ) async -> Outcome {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         request.httpMethod = method
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        do {
-            let (body, response) = try await session.data(for: request)
-            guard let http = response as? HTTPURLResponse else { return .failure(URLError(.badServerResponse)) }
-            return .response(status: http.statusCode, body: body, response: http)
-        } catch let error as URLError {
-            return .failure(error)
-        } catch {
-            return .failure(URLError(.unknown))
+        return await withCheckedContinuation { continuation in
+            starter.async { [session, request] in
+                let task = session.dataTask(with: request) { body, response, error in
+                    continuation.resume(returning: Self.outcome(body: body, response: response, error: error))
+                }
+                task.resume()
+            }
         }
+    }
+
+    private static func outcome(body: Data?, response: URLResponse?, error: (any Error)?) -> Outcome {
+        if let error {
+            return .failure(error as? URLError ?? URLError(.unknown))
+        }
+        guard let http = response as? HTTPURLResponse else { return .failure(URLError(.badServerResponse)) }
+        return .response(status: http.statusCode, body: body ?? Data(), response: http)
     }
 
     /// Cancels outstanding tasks and releases the session.
