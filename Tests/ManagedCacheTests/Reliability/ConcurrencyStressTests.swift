@@ -201,6 +201,11 @@ import Testing
         configuration.loadingBufferSize = 24
         configuration.policy.retry = .none
         configuration.policy.failureMemoryInterval = 0.05
+        // An idle timeout only a hang could reach: the loader answers within a millisecond, so a
+        // load that goes silent for the default 30 s is one whose task did not get a thread (on a
+        // loaded machine it did not, and five users were told `.timedOut`). A hang still fails
+        // the quiescence check below.
+        configuration.policy.timeout = 600
         let manager = ObjectManager(configuration: configuration)
         let shared = Shared(manager: manager, fileCache: fileCache, deadline: Date().addingTimeInterval(Double(Self.duration)))
 
