@@ -26,6 +26,10 @@ public final class URLSessionDataLoader: DataLoading {
     private let session: URLSession
     private let delegate: SessionDelegate
     private let hostLimit: HostConnectionLimit
+    #if !canImport(Darwin)
+    /// Where tasks are created and resumed on Linux (see `transfer`).
+    private let starter = DispatchQueue(label: "ManagedCache.URLSessionDataLoader.starter")
+    #endif
 
     /// Creates a loader with its own ephemeral session.
     ///
@@ -149,7 +153,21 @@ public final class URLSessionDataLoader: DataLoading {
         for (name, value) in request.headers {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
+        #if canImport(Darwin)
         let task = session.dataTask(with: urlRequest)
+        #else
+        // Created and resumed on a serial queue of the loader's own, the load's task suspended
+        // meanwhile: FoundationNetworking's `dataTask(with:)` and `resume()` wait for its one work
+        // queue, which every session of the process shares and which other transfers (and this
+        // session's back-pressure) can hold for seconds on a loaded machine. Called here, they
+        // held the threads of `LoadingExecutor`, which every manager's loads, decodes and file
+        // work share; a serial queue runs on dispatch's overcommit pool, which adds a thread when
+        // the others are blocked.
+        let session = self.session
+        let task = await withCheckedContinuation { continuation in
+            starter.async { [urlRequest] in continuation.resume(returning: session.dataTask(with: urlRequest)) }
+        }
+        #endif
         #if canImport(Darwin)
         // URLSession orders a host's waiting tasks by it; the manager may change it while the load
         // runs (a user with a higher priority joins).
@@ -165,7 +183,12 @@ public final class URLSessionDataLoader: DataLoading {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.wait(continuation)
-                task.resume()  // does nothing once the task is cancelling
+                // Does nothing once the task is cancelling.
+                #if canImport(Darwin)
+                task.resume()
+                #else
+                starter.async { task.resume() }
+                #endif
             }
         } onCancel: { [delegate = self.delegate] in
             delegate.cancel(task)
