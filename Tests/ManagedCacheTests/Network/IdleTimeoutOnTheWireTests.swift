@@ -9,51 +9,70 @@ import Testing
 /// waits for one of its host's connections. Checked against the loopback
 /// server's log of the requests it received.
 @Suite struct IdleTimeoutOnTheWireTests {
-    /// The idle timeout of these tests: half of one slow load (5 s), 25 times the silence between
-    /// its chunks (0.1 s). (Not less: on a loaded 2-core machine connecting alone can take a
-    /// second, and the idle timeout counts from when the request is handed to `URLSession`.)
-    static let idle = 2.5
+    /// The idle timeout of these tests: half of one slow load (20 s), 20 times the silence between
+    /// its chunks (0.5 s). Long: on a loaded 2-core machine (two busy loops and a build beside
+    /// the suite) every transfer of the process once went silent for more than 2.5 s, the
+    /// timeout these tests had, and loads that only waited their turn were told `.timedOut`. A
+    /// verdict here must not depend on how busy the machine is, only on where the wait was.
+    static let idle = 10.0
 
-    /// A body that arrives in 50 chunks of 1,000 bytes, one every 0.1 s: never silent for long,
-    /// but 5 s in all, so the host's connections stay busy well past the idle timeout.
-    static let slow = LoopbackResponse.ok(fixtureBody("slow", count: 50_000)).behaving(.drip(chunkSize: 1_000, interval: 0.1))
+    /// A body that arrives in 40 chunks of 1,250 bytes, one every 0.5 s: never silent for long,
+    /// but 20 s in all, so the host's connections stay busy for twice the idle timeout.
+    static let slow = LoopbackResponse.ok(fixtureBody("slow", count: 50_000)).behaving(.drip(chunkSize: 1_250, interval: 0.5))
+
+    /// A body sent at once: a load that waited its turn ends as soon as it gets a connection.
+    static let fast = LoopbackResponse.ok(fixtureBody("fast", count: 50_000))
 
     @Test func loadsQueuedBehindTheHostsConnectionLimitDoNotTimeOut() async throws {
         let server = try LoopbackServer()
         server.setRoute("/slow", Self.slow)
+        server.setRoute("/fast", Self.fast)
         let manager = makeNetworkManager { $0.policy.timeout = Self.idle }
-        // Nine loads of one host: six connections (URLSession's default) carry six of them,
-        // three wait for a connection for about 5 s, twice the idle timeout.
-        let users = (0..<9).map { RecordingUser(ObjectRequest(url: server.url("/slow?n=\($0)")), decoder: DataDecoder()) }
-        for user in users { manager.manage(user) }
+        // Nine loads of one host: six connections (URLSession's default) carry six slow ones,
+        // and three more wait for a connection for about 20 s, twice the idle timeout.
+        let slowUsers = (0..<6).map { RecordingUser(ObjectRequest(url: server.url("/slow?n=\($0)")), decoder: DataDecoder()) }
+        for user in slowUsers { manager.manage(user) }
+        #expect(await waitUntil { server.requestCount(for: "/slow") == 6 })
+        let queuedUsers = (0..<3).map { RecordingUser(ObjectRequest(url: server.url("/fast?n=\($0)")), decoder: DataDecoder()) }
+        for user in queuedUsers { manager.manage(user) }
+        let users = slowUsers + queuedUsers
 
         #expect(await waitUntil { users.allSatisfy { $0.objects.count + $0.errors.count == 1 } })
         let arrived = Set(server.recordedRequests(for: "/slow").map(\.query))
-        for (index, user) in users.enumerated() {
-            #expect(user.errors.isEmpty, "load \(index) (reached the server: \(arrived.contains("n=\(index)"))) failed: \(user.errors)")
+        let arrivedQueued = Set(server.recordedRequests(for: "/fast").map(\.query))
+        for (index, user) in slowUsers.enumerated() {
+            let reached = arrived.contains("n=\(index)")
+            #expect(user.errors.isEmpty, "slow load \(index) (reached the server: \(reached)) failed: \(user.errors)")
             #expect(user.objects.first?.count == 50_000)
         }
-        #expect(arrived.count == 9, "every load reached the server")
+        for (index, user) in queuedUsers.enumerated() {
+            let reached = arrivedQueued.contains("n=\(index)")
+            #expect(user.errors.isEmpty, "queued load \(index) (reached the server: \(reached)) failed: \(user.errors)")
+            #expect(user.objects.first?.count == 50_000)
+        }
+        #expect(arrived.count + arrivedQueued.count == 9, "every load reached the server")
         #expect(server.peakOpenConnectionCount <= 6, "never more than the host's six connections at once")
-        // The scenario happened: the last three reached the server more than an idle timeout
-        // after the first (a lower bound: a 5 s body cannot finish sooner, however fast the machine).
-        let arrivals = server.recordedRequests(for: "/slow").map(\.receivedAt).sorted()
-        if arrivals.count == 9 {
-            #expect(arrivals[6].timeIntervalSince(arrivals[0]) > Self.idle)
+        // The scenario happened: the queued three reached the server more than an idle timeout
+        // after the first slow one (a lower bound: a 20 s body cannot finish sooner, however fast
+        // the machine).
+        let firstSlow = server.recordedRequests(for: "/slow").map(\.receivedAt).min()
+        let firstQueued = server.recordedRequests(for: "/fast").map(\.receivedAt).min()
+        if let firstSlow, let firstQueued {
+            #expect(firstQueued.timeIntervalSince(firstSlow) > Self.idle)
         }
     }
 
     @Test func aStalledConnectionStillTimesOutWhileQueuedLoadsWait() async throws {
         let server = try LoopbackServer()
         server.setRoute("/stall", .ok(fixtureBody("stall", count: 10_000)).behaving(.stall(afterBodyBytes: 100)))
-        server.setRoute("/slow", Self.slow)
+        server.setRoute("/fast", Self.fast)
         let manager = makeNetworkManager { $0.policy.timeout = Self.idle }
         // Six stalled transfers take all six connections of the host...
         let stalled = (0..<6).map { RecordingUser(ObjectRequest(url: server.url("/stall?n=\($0)")), decoder: DataDecoder()) }
         for user in stalled { manager.manage(user) }
         #expect(await waitUntil { server.requestCount(for: "/stall") == 6 })
         // ...and three more loads wait behind them, until the stalled ones time out.
-        let queued = (0..<3).map { RecordingUser(ObjectRequest(url: server.url("/slow?n=\($0)")), decoder: DataDecoder()) }
+        let queued = (0..<3).map { RecordingUser(ObjectRequest(url: server.url("/fast?n=\($0)")), decoder: DataDecoder()) }
         for user in queued { manager.manage(user) }
 
         #expect(await waitUntil { (stalled + queued).allSatisfy { $0.objects.count + $0.errors.count == 1 } })
@@ -61,7 +80,7 @@ import Testing
             #expect(user.errors == [.timedOut(seconds: Self.idle)], "a stalled connection times out")
         }
         let stalledLog = server.recordedRequests(for: "/stall")
-        let queuedLog = server.recordedRequests(for: "/slow")
+        let queuedLog = server.recordedRequests(for: "/fast")
         #expect(stalledLog.count == 6, "each timed-out load had reached the server")
         for (index, user) in queued.enumerated() {
             #expect(user.errors.isEmpty, "queued load \(index) failed: \(user.errors)")

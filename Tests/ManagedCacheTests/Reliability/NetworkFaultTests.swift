@@ -81,14 +81,15 @@ import Testing
                 name: "drip-slower-than-the-timeout",
                 response: .ok(goodBody("drip"), contentType: framed).behaving(.drip(chunkSize: 1_000, interval: 3 * idle)),
                 timeout: idle, expected: { $0 == .timedOut(seconds: idle) }, expectation: ".timedOut(\(idle))"),
-            // Each chunk comes 16 times faster than the idle timeout, the whole body takes longer
-            // than it (5 s): an idle timeout, not a total one, so this load succeeds. (The margin
-            // is wide because under AddressSanitizer on a loaded 2-core machine a 2 s silence
-            // between 50 ms chunks was seen.)
+            // Each chunk comes 20 times faster than the idle timeout, the whole body takes twice
+            // as long as it (20 s): an idle timeout, not a total one, so this load succeeds. (The
+            // margin is wide because on a loaded 2-core machine every transfer of the process was
+            // seen silent for more than 2.5 s, and under AddressSanitizer a 2 s silence between
+            // 50 ms chunks.)
             Fault(
                 name: "drip-within-the-timeout",
-                response: .ok(goodBody("slow"), contentType: framed).behaving(.drip(chunkSize: 2_000, interval: 0.25)),
-                timeout: 4, expected: nil, expectation: "the object"),
+                response: .ok(goodBody("slow"), contentType: framed).behaving(.drip(chunkSize: 1_000, interval: 0.5)),
+                timeout: 10, expected: nil, expectation: "the object"),
             Fault(
                 name: "redirect-loop", response: .redirect(to: "/fault/redirect-loop"),
                 expected: { $0 == .transport(code: -1007, description: $0.transportDescription) }, expectation: ".transport(-1007)"),
