@@ -11,9 +11,12 @@ import ManagedCacheLocking
 ///   machine under a sanitizer (11 s was measured). A hold that waited on the pool once lasted
 ///   past 30 s and made four main-actor tests beside it fail: their held loads hit the 30 s idle
 ///   timeout before those tests could see their progress and release them.
-/// - The hold ends by itself after `bound` seconds (default 10) and says so
+/// - The hold ends by itself after `bound` seconds (default 30) and says so
 ///   (`outlastedItsBound`): the holder then fails, saying its premise did not hold, rather than
-///   the tests it would stall.
+///   the tests it would stall. (10 s was too short beside two busy loops and a build: a holder's
+///   load took longer than that to deliver its first chunk. The tests it stalls meanwhile
+///   tolerate it: their waits on the main queue count only the time they were not held up, and
+///   their loads' idle timeout is 300 s.)
 ///
 /// ```swift
 /// let hold = MainQueueHold()
@@ -28,7 +31,7 @@ public final class MainQueueHold: Sendable {
     /// Queues the holding block on the main queue now.
     ///
     /// - Parameter bound: The longest the main queue is held, in seconds.
-    public init(bound: Double = 10) {
+    public init(bound: Double = 30) {
         DispatchQueue.main.async { [released, expired] in
             if released.wait(timeout: .now() + bound) == .timedOut { expired.withLock { $0 = true } }
         }
