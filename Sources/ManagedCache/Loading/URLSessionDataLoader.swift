@@ -45,10 +45,19 @@ public final class URLSessionDataLoader: DataLoading {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configure?(configuration)
+        let perHost = configuration.httpMaximumConnectionsPerHost
         #if canImport(Darwin)
         let delegate = SessionDelegate()
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         #else
+        // libcurl's own per-host limit is set above the loader's. A cancelled transfer can end
+        // for the loader, and hand its place to the next load, before libcurl has closed its
+        // connection (after a grace period when the session's report of the end is late: see
+        // `SessionTransfer`). At the same limit libcurl would then hold the next load back, out
+        // of sight, while the load's idle timeout runs: the likely cause of a load its server
+        // answered at once timing out after 10 s, in the contended test runs, behind six
+        // cancelled ones.
+        configuration.httpMaximumConnectionsPerHost = perHost * 2
         // Back-pressure: FoundationNetworking queues every received chunk for the delegate
         // without limit; this queue holds libcurl back instead (see `BoundedDelegateQueue`).
         let queue = BoundedDelegateQueue()
@@ -56,7 +65,7 @@ public final class URLSessionDataLoader: DataLoading {
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
         #endif
         self.delegate = delegate
-        self.hostLimit = HostConnectionLimit(limit: configuration.httpMaximumConnectionsPerHost)
+        self.hostLimit = HostConnectionLimit(limit: perHost)
     }
 
     deinit {
