@@ -39,13 +39,10 @@ extension ObjectManager {
         _ object: Decoder.Object, for request: ObjectRequest, decoder: Decoder, toFileCache: Bool = false,
         pinned: Bool = false, cost: Int? = nil, completion: (@Sendable (Result<Void, StoreError>) -> Void)? = nil
     ) {
-        let plan: StorePlan
-        switch makeStorePlan(request, decoder: decoder, toFileCache: toFileCache, pinned: pinned) {
-        case .success(let made): plan = made
-        case .failure(let error):
-            completion?(.failure(error))
-            return
-        }
+        guard
+            let plan = makeStorePlan(
+                request, decoder: decoder, toFileCache: toFileCache, pinned: pinned, failing: { completion?(.failure($0)) })
+        else { return }
         let cost = max(0, cost ?? decoder.cost(of: object, byteCount: 0))
         let decision = decide(.objectStored(object, plan, cost: cost))
         performer.perform(decision.work)
@@ -106,13 +103,10 @@ extension ObjectManager {
         making make: @escaping @Sendable () throws -> Decoder.Object,
         completion: (@Sendable (Result<Decoder.Object, StoreError>) -> Void)? = nil
     ) {
-        let plan: StorePlan
-        switch makeStorePlan(request, decoder: decoder, toFileCache: toFileCache, pinned: pinned) {
-        case .success(let made): plan = made
-        case .failure(let error):
-            completion?(.failure(error))
-            return
-        }
+        guard
+            let plan = makeStorePlan(
+                request, decoder: decoder, toFileCache: toFileCache, pinned: pinned, failing: { completion?(.failure($0)) })
+        else { return }
         let anyDecoder = AnyObjectDecoder(decoder, identifier: decoder.identifier)
         let decision = decide(.storeStarted(plan, request, anyDecoder))
         let (ticket, generation) = (decision.ticket, decision.generation)
@@ -157,19 +151,27 @@ extension ObjectManager {
 
     // MARK: - How a store proceeds
 
+    /// What a store of `request` does, decided before the lock; `nil`, with `failing` called
+    /// with why, for a request nothing can be stored under.
     private func makeStorePlan<Decoder: ObjectDecoding>(
-        _ request: ObjectRequest, decoder: Decoder, toFileCache: Bool, pinned: Bool
-    ) -> Result<StorePlan, StoreError> {
+        _ request: ObjectRequest, decoder: Decoder, toFileCache: Bool, pinned: Bool, failing: (StoreError) -> Void
+    ) -> StorePlan? {
         let key = request.objectKey(variant: decoder.identifier)
-        guard !key.dataKey.isEmpty else { return .failure(.invalidRequest(reason: "empty key")) }
+        guard !key.dataKey.isEmpty else {
+            failing(.invalidRequest(reason: "empty key"))
+            return nil
+        }
         // Checked before anything is stored: a pin asked for bytes that are not written is a mistake to say.
-        guard !pinned || toFileCache else { return .failure(.invalidRequest(reason: "pinned without toFileCache")) }
+        guard !pinned || toFileCache else {
+            failing(.invalidRequest(reason: "pinned without toFileCache"))
+            return nil
+        }
         let policy = configuration.policy.applying(request.policy)
         var plan = StorePlan(
             key: key, policy: policy, fileKey: decoder.storesVariant ? key.variantFileKey : key.dataKey,
             asksForFile: toFileCache, writesFile: toFileCache && policy.cacheInFile && fileCache != nil)
         plan.pinned = pinned
-        return .success(plan)
+        return plan
     }
 
     /// A made object is stored if the key is still waiting for it (same generation); a failure
