@@ -76,9 +76,23 @@ public final class LoopbackServer: Sendable {
 
     /// Closes the listener and every open connection (stalled ones too), then waits up to a few
     /// seconds for the server's threads to return (called from a handler, it does not wait).
-    /// Idempotent; `deinit` calls it.
+    /// Idempotent; `deinit` calls it. The port is free afterwards: another server, in this
+    /// process or another, may take it; a test of a server that went away uses
+    /// ``refuseConnections()``.
     public func stop() {
         core.stop()
+    }
+
+    /// Stops the server as ``stop()`` does but keeps its port until the server is released:
+    /// connections to ``url(_:)`` are refused, and no other server can take the port and answer
+    /// in its place (which a concurrently running test's server did, after `stop()`, on a busy
+    /// machine).
+    ///
+    /// - Throws: ``LoopbackServerError/system(call:errno:)`` when the port cannot be held (the
+    ///   server is stopped anyway).
+    public func refuseConnections() throws(LoopbackServerError) {
+        defer { core.stop() }
+        try core.refuseConnections()
     }
 
     // MARK: Routes

@@ -32,6 +32,8 @@ final class ServerCore: Sendable {
 
     private let shapingState: Lock<Shaping>
     private let listener: Int32
+    /// The socket holding the port after `refuseConnections()` (see `Socket.reservePort`).
+    private let reservation = Lock<Int32?>(nil)
     /// The descriptors the server opened at start: its listener and its wake pipe.
     var ownDescriptors: [Int32] { [listener] + wake.descriptors }
 
@@ -53,6 +55,22 @@ final class ServerCore: Sendable {
     var shaping: Shaping {
         get { shapingState.withLock { $0 } }
         set { shapingState.withLock { $0 = newValue } }
+    }
+
+    /// `stop()`, keeping the port: a socket that does not listen holds it first, so connections
+    /// to it are refused and no other server can take it, until this core is released.
+    func refuseConnections() throws(LoopbackServerError) {
+        let held = try Socket.reservePort(port)
+        let previous = reservation.withLock { current -> Int32? in
+            defer { current = held }
+            return current
+        }
+        if let previous { Socket.close(previous) }
+        stop()
+    }
+
+    deinit {
+        if let held = reservation.withLock({ $0 }) { Socket.close(held) }
     }
 
     /// Closes the listener and every connection, and waits (bounded) for all threads to end;

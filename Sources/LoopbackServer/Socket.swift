@@ -28,6 +28,8 @@ enum Socket {
         guard fd >= 0 else { throw .system(call: "socket", errno: errno) }
         do throws(LoopbackServerError) {
             try setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1, call: "setsockopt(SO_REUSEADDR)")
+            // So that `reservePort` can hold the port while this listener still has it.
+            try setOption(fd, SOL_SOCKET, SO_REUSEPORT, 1, call: "setsockopt(SO_REUSEPORT)")
             var address = makeAddress(port: 0)
             let bound = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -39,6 +41,31 @@ enum Socket {
             let port = try boundPort(fd)
             try setNonBlocking(fd, true)
             return (fd, port)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// A socket bound to 127.0.0.1 at `port` that does not listen: connections to the port are
+    /// refused while it is open, and no other socket can bind the port (unless it asks for
+    /// `SO_REUSEPORT` as the same user, which no server's ephemeral bind does). Bound while the
+    /// listener still holds the port, so the port is never free in between.
+    static func reservePort(_ port: Int) throws(LoopbackServerError) -> Int32 {
+        let fd = socket(AF_INET, streamType, 0)
+        guard fd >= 0 else { throw .system(call: "socket", errno: errno) }
+        do throws(LoopbackServerError) {
+            // `SO_REUSEPORT` alone: bound beside the listener, which has it too; without
+            // `SO_REUSEADDR`, a bind by any other socket conflicts with this one.
+            try setOption(fd, SOL_SOCKET, SO_REUSEPORT, 1, call: "setsockopt(SO_REUSEPORT)")
+            var address = makeAddress(port: port)
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else { throw .system(call: "bind", errno: errno) }
+            return fd
         } catch {
             close(fd)
             throw error

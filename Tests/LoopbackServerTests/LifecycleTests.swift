@@ -217,4 +217,39 @@ import Testing
         return ports
         #endif
     }
+
+    /// A server refusing connections holds its port: connecting is refused, and no other socket
+    /// can bind the port until the server is released (after a plain `stop()` another test's
+    /// server could take it and answer in its place).
+    @Test func aServerRefusingConnectionsKeepsItsPortUntilReleased() async throws {
+        var server: LoopbackServer? = try LoopbackServer()
+        let port = try #require(server?.port)
+        try server?.refuseConnections()
+        #expect(RawConnection(port: port) == nil)
+        #expect(Self.bindError(port: port) == EADDRINUSE)
+        server = nil
+        #expect(await waitUntil { Self.bindError(port: port) == 0 })
+    }
+
+    /// Binds a plain socket (`SO_REUSEADDR`, as a server's listener) to 127.0.0.1 at `port`:
+    /// 0 when it could, else `errno`.
+    private static func bindError(port: Int) -> Int32 {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return errno }
+        defer { close(fd) }
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr = in_addr(s_addr: UInt32(0x7F00_0001).bigEndian)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return bound == 0 ? 0 : errno
+    }
 }

@@ -186,7 +186,7 @@ final class VersionedResource: Sendable {
         let manager = makeNetworkManager(fileCache: SimpleFileCache(directory: directory.url))
         _ = try await manager.object(for: ObjectRequest(url: server.url("/offline")), decoder: BlobDecoder())
         let url = server.url("/offline")
-        server.stop()
+        try server.refuseConnections()
         manager.removeAllObjects()
         let offline = try await manager.object(for: ObjectRequest(url: url), decoder: BlobDecoder())
         #expect(offline.text == "version 1")

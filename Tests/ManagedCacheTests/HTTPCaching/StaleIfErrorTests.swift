@@ -47,10 +47,12 @@ import Testing
     }
 
     /// Makes the network fail as `fault` says for requests of `path`.
-    static func breakNetwork(_ fault: Fault, _ server: LoopbackServer) {
+    static func breakNetwork(_ fault: Fault, _ server: LoopbackServer) throws {
         switch fault {
         case .refused:
-            server.stop()
+            // The port stays held: after a plain `stop()` another test's server could take it
+            // and answer in its place.
+            try server.refuseConnections()
         case .reset:
             // No ETag: a 200, never turned into a 304 by the server.
             server.setRoute(path, .ok(Data("version 2".utf8)).behaving(.reset(afterBodyBytes: 0)))
@@ -81,7 +83,7 @@ import Testing
         let server = try LoopbackServer()
         let directory = TemporaryDirectory()
         try await Self.previousRun(server, directory: directory)
-        Self.breakNetwork(fault, server)
+        try Self.breakNetwork(fault, server)
         let manager = try Self.newRun(directory) { $0.policy.staleWhileRevalidate = staleWhileRevalidate }
         let url = server.url(Self.path)
         // The loads facing the broken network; only those facing the stalled server have a short
@@ -180,7 +182,7 @@ import Testing
         let server = try LoopbackServer()
         let directory = TemporaryDirectory()
         try await Self.previousRun(server, directory: directory, cacheControl: cacheControl)
-        Self.breakNetwork(.refused, server)
+        try Self.breakNetwork(.refused, server)
         let manager = try Self.newRun(directory) { $0.policy.retry = .none }
         let user = RecordingUser(ObjectRequest(url: server.url(Self.path)), decoder: BlobDecoder())
         manager.manage(user)
@@ -229,7 +231,7 @@ import Testing
         let server = try LoopbackServer()
         let directory = TemporaryDirectory()
         try await Self.previousRun(server, directory: directory, cacheControl: bound.cacheControl, expires: Self.httpDate(-2 * Self.day))
-        Self.breakNetwork(.refused, server)
+        try Self.breakNetwork(.refused, server)
         let manager = try Self.newRun(directory) { configuration in
             configuration.policy.staleIfError = bound.manager
             configuration.policy.retry = .none  // a refused connection that is delivered is retried first
@@ -258,7 +260,7 @@ import Testing
         let url = server.url(Self.path)
         let first = try await manager.object(for: ObjectRequest(url: url), decoder: BlobDecoder())
         #expect(first.text == "version 1")
-        Self.breakNetwork(.reset, server)
+        try Self.breakNetwork(.reset, server)
         let user = RecordingUser(ObjectRequest(url: url), decoder: BlobDecoder())
         manager.manage(user)
         #expect(await waitUntil { !user.objects.isEmpty || !user.errors.isEmpty })
@@ -305,7 +307,7 @@ import Testing
         let url = server.url(Self.path)
         let first = try await manager.object(for: ObjectRequest(url: url), decoder: BlobDecoder())
         #expect(manager.statistics.decodes == 1)
-        Self.breakNetwork(.refused, server)
+        try Self.breakNetwork(.refused, server)
         let user = RecordingUser(ObjectRequest(url: url), decoder: BlobDecoder())
         manager.manage(user)
         #expect(await waitUntil { !user.objects.isEmpty || !user.errors.isEmpty })
@@ -365,7 +367,7 @@ import Testing
         let downloaded = try await fetch().get()
         #expect(downloaded.origin == .network)
         #expect(!downloaded.isStale)
-        server.stop()
+        try server.refuseConnections()
         let fellBack = try await fetch().get()
         #expect(fellBack.origin == .fileCache)
         #expect(fellBack.isStale)
