@@ -39,19 +39,22 @@ import TestSupport
             try scriptPNG(loader, path, seed: index)
         }
         let manager = makeImageManager(loader: loader)
+        // Each load is cancelled right after it is scheduled; its delay only has to outlast the
+        // next statement, on a machine that may preempt this thread between the two (10 ms did
+        // not, once, beside two test runs): a second.
         let cleared = ManagedImageView(manager: manager)
-        cleared.loadFromURL(ScriptedDataLoader.url("cleared"), afterDelay: 0.01)
+        cleared.loadFromURL(ScriptedDataLoader.url("cleared"), afterDelay: 1)
         cleared.clear()
         let replaced = ManagedImageView(manager: manager)
-        replaced.loadFromURL(ScriptedDataLoader.url("replaced"), afterDelay: 0.01)
+        replaced.loadFromURL(ScriptedDataLoader.url("replaced"), afterDelay: 1)
         replaced.load(url: ScriptedDataLoader.url("other"))
         let renamed = ManagedImageView(manager: manager)
-        renamed.loadFromURL(ScriptedDataLoader.url("renamed"), afterDelay: 0.01)
+        renamed.loadFromURL(ScriptedDataLoader.url("renamed"), afterDelay: 1)
         renamed.url = ScriptedDataLoader.url("other")
 
         // A load scheduled later on the same serial queue: once it ran, the others had their turn.
         let marker = ManagedImageView(manager: manager)
-        marker.loadFromURL(ScriptedDataLoader.url("marker"), afterDelay: 0.1)
+        marker.loadFromURL(ScriptedDataLoader.url("marker"), afterDelay: 1.1)
         #expect(await waitUntil { marker.displayed.loadedImage != nil })
 
         #expect(loader.requestCount("cleared") == 0)
