@@ -75,7 +75,7 @@ enum JPEGStructureValidator {
             } else if marker == Marker.startOfScan {
                 guard dimensions != nil else { throw .malformed(.jpeg, reason: "a scan comes before the frame header") }
                 scanCount += 1
-                guard let nextMarker = endOfEntropyCodedData(reader.bytes, from: segmentEnd) else {
+                guard case (true, let nextMarker) = JPEGEntropyCodedData.end(in: reader.bytes, from: segmentEnd) else {
                     throw .missingEndMarker(.jpeg)
                 }
                 offset = nextMarker
@@ -100,29 +100,5 @@ enum JPEGStructureValidator {
         // size is unknown, so it is rejected along with a zero width.
         guard width > 0, height > 0 else { throw .invalidDimensions(.jpeg) }
         return (width, height)
-    }
-
-    /// The offset of the 0xFF that starts the first marker after entropy-coded data beginning
-    /// at `start`, or `nil` if the bytes run out first. FF00 (a stuffed data byte), FFD0 to FFD7
-    /// (restart markers) and repeated FF (fill) belong to the scan.
-    private static func endOfEntropyCodedData(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
-        var index = start
-        let count = bytes.count
-        while index < count {
-            guard bytes[index] == 0xFF else {
-                index += 1
-                continue
-            }
-            guard index + 1 < count else { return nil }
-            let next = bytes[index + 1]
-            if next == 0x00 || Marker.restarts.contains(next) {
-                index += 2
-            } else if next == 0xFF {
-                index += 1
-            } else {
-                return index
-            }
-        }
-        return nil
     }
 }

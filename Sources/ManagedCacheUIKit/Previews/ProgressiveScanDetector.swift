@@ -61,7 +61,7 @@ struct ProgressiveScanDetector: Sendable {
         }
         while isSearching {
             if inScan {
-                let marker = Self.endOfScan(in: bytes, from: offset)
+                let marker = JPEGEntropyCodedData.end(in: bytes, from: offset)
                 offset = marker.offset
                 guard marker.found else { return }
                 completedScans += 1
@@ -154,28 +154,5 @@ struct ProgressiveScanDetector: Sendable {
     /// Not a progressive JPEG after all: no more searching.
     private mutating func stop() {
         kind = .other
-    }
-
-    /// The first real marker at or after `start` in entropy-coded data: `found` with its offset, or
-    /// not found with the offset to resume from (a trailing FF waits for the byte after it).
-    private static func endOfScan(in bytes: UnsafeRawBufferPointer, from start: Int) -> (found: Bool, offset: Int) {
-        var index = start
-        let count = bytes.count
-        while index < count {
-            guard bytes[index] == 0xFF else {
-                index += 1
-                continue
-            }
-            guard index + 1 < count else { return (false, index) }
-            let next = bytes[index + 1]
-            if next == 0x00 || (0xD0...0xD7).contains(next) {
-                index += 2
-            } else if next == 0xFF {
-                index += 1
-            } else {
-                return (true, index)
-            }
-        }
-        return (false, index)
     }
 }
