@@ -27,6 +27,8 @@ struct ManagerState {
     var isShutDown = false
     /// Running preloads, cancelled when a real request needs the disk.
     var preloads: [Task<Int, Never>] = []
+    /// Preloads a decision stopped, to cancel once the lock is released (see `LoadCore.decide`).
+    var preloadsToCancel: [Task<Int, Never>] = []
     /// The latest stored object still writing to each file key: a later store of the
     /// file key (or a memory-only store of the same object key) closes its gate, so stores land
     /// in the order they were made.
@@ -189,6 +191,8 @@ struct PendingWork {
     mutating func moveOffTheCaller(into handOff: inout CallerHandOff) {
         if let cancellations {
             handOff.cancellations += cancellations.takeAll()
+            // Stopped preloads, if any, are cancelled here as the object goes (its `deinit`):
+            // a preload has no cancellation handler, so that costs the caller nothing.
             self.cancellations = nil
         }
         guard !handOff.isEmpty else { return }
@@ -203,6 +207,12 @@ struct PendingWork {
         if cancellations == nil { cancellations = TaskCancellations() }
         cancellations?.add(task)
     }
+
+    /// Queues preload tasks to be cancelled once the lock is released.
+    mutating func cancel(preloads: [Task<Int, Never>]) {
+        if cancellations == nil { cancellations = TaskCancellations() }
+        cancellations?.add(preloads: preloads)
+    }
 }
 
 /// Tasks a `PendingWork` is to cancel once the manager's lock is released, and the callback
@@ -213,15 +223,21 @@ struct PendingWork {
 /// away, later than `perform` would, but never not at all.
 final class TaskCancellations {
     private var tasks: [FetchTaskSlot] = []
+    /// File-cache preloads stopped because a request needs the disk.
+    private var preloads: [Task<Int, Never>] = []
     /// See `PendingWork.deliveryInFlight`.
     var deliveryInFlight: AttachmentCurrency?
 
     func add(_ task: FetchTaskSlot) { tasks.append(task) }
 
+    func add(preloads more: [Task<Int, Never>]) { preloads += more }
+
     /// Moves `other`'s tasks (and the callback it waits for) here.
     func take(_ other: TaskCancellations) {
         tasks += other.tasks
         other.tasks.removeAll()
+        preloads += other.preloads
+        other.preloads.removeAll()
         if let theirs = other.deliveryInFlight { deliveryInFlight = theirs }
     }
 
@@ -234,11 +250,15 @@ final class TaskCancellations {
     /// Cancels every task now.
     func cancelAll() {
         let cancelling = tasks
+        let stopping = preloads
         tasks.removeAll()
+        preloads.removeAll()
         for task in cancelling { task.cancel() }
+        for task in stopping { task.cancel() }
     }
 
     deinit {
         for task in tasks { task.cancel() }
+        for task in preloads { task.cancel() }
     }
 }

@@ -178,9 +178,11 @@ extension LoadCore {
     }
 
     /// Stops preloads: a real request needs the disk now.
+    /// The tasks are cancelled once the lock is released (`decide` hands them to the work it
+    /// returns): cancelling runs their cancellation handlers.
     func _cancelPreloads(in state: inout ManagerState) {
         guard !state.preloads.isEmpty else { return }
-        for task in state.preloads { task.cancel() }
+        state.preloadsToCancel += state.preloads
         state.preloads.removeAll()
     }
 }
