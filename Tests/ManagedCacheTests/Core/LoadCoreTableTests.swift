@@ -25,6 +25,8 @@ import Testing
 /// | manage A; the app stores an object for A | ready | `ready(stored)` to A's user; A's fetch cancelled |
 /// | manage A; `cancelAll` | new | `cancelled(managerShutDown)` to A's user; A's fetch cancelled |
 /// | manage A; fetch; decode; user released; memory emptied | none | the handler dropped, to free after the lock |
+/// | manage A (decoder makes no previews); A's first bytes | loading | no preview session |
+/// | manage A (user wants previews); a preview of A's fetch; one of a replaced fetch | loading | `preview` to A's user; then nothing |
 @Suite struct LoadCoreTableTests {
     /// What a handler is doing, by name.
     enum Phase: String { case none, new, loading, loaded, ready, failed }
@@ -63,14 +65,16 @@ import Testing
         }
 
         /// `manage(user)` as `ObjectManager.manage` decides it when nothing is in memory.
-        mutating func manage(_ user: RecordingUser<DataDecoder>) -> PendingWork {
+        mutating func manage(_ user: RecordingUser<DataDecoder>, wantsPreviews: Bool = false) -> PendingWork {
             let request = user.objectRequest!
             let call = ManageCall(
-                request: request, userID: ObjectIdentifier(user), delivery: .immediate, wantsPreviews: false, isAwaiting: false)
+                request: request, userID: ObjectIdentifier(user), delivery: .immediate, wantsPreviews: wantsPreviews,
+                isAwaiting: false)
             let event = LoadCore.Event.manage(
                 call, key: request.objectKey(variant: decoder.identifier), policy: core.configuration.policy.applying(request.policy),
                 decoder: AnyObjectDecoder(decoder, identifier: decoder.identifier), stale: nil,
-                link: { ThreadSafeUserLink(user, delivery: .immediate, wantsPreviews: false) }, knownFileMiss: false, deferred: false)
+                link: { ThreadSafeUserLink(user, delivery: .immediate, wantsPreviews: wantsPreviews) }, knownFileMiss: false,
+                deferred: false)
             return core.decide(event, at: Self.now, in: &state).work
         }
 
@@ -301,5 +305,28 @@ import Testing
         #expect(bench.phase("a") == .none)
         #expect(work.retired.count == 1)
         #expect(work.deliveries.isEmpty)
+    }
+
+    @Test func firstBytesMakeNoPreviewSessionForADecoderThatMakesNone() {
+        var bench = Bench()
+        let user = Self.user("a")
+        _ = bench.manage(user, wantsPreviews: true)
+        let fetch = bench.state.fetches[bench.key("a").dataKey]!.identifier
+        let decision = bench.core.decide(.previewsWanted(dataKey: bench.key("a").dataKey, fetch: fetch), at: Bench.now, in: &bench.state)
+        #expect(decision.previewDecoders.isEmpty)
+        #expect(bench.phase("a") == .loading)
+    }
+
+    @Test func aPreviewGoesToTheUsersOfItsFetchAndOneOfAReplacedFetchIsDropped() {
+        var bench = Bench()
+        let user = Self.user("a")
+        _ = bench.manage(user, wantsPreviews: true)
+        let fetch = bench.state.fetches[bench.key("a").dataKey]!.identifier
+        let current = bench.core.decide(.previewMade("first scans", key: bench.key("a"), fetch: fetch), at: Bench.now, in: &bench.state)
+        #expect(Self.delivered(current.work) == ["preview"])
+        let replaced = bench.core.decide(
+            .previewMade("old scans", key: bench.key("a"), fetch: fetch &+ 1), at: Bench.now, in: &bench.state)
+        #expect(Self.delivered(replaced.work).isEmpty)
+        #expect(bench.phase("a") == .loading)
     }
 }

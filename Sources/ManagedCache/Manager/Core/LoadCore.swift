@@ -30,6 +30,7 @@ import Foundation
 /// | `objectRemoved`, `memoryEmptied` (remove all, memory pressure) | `_dropIdleHandler`, `_dropIdleHandlers` | `LoadCore+Removing` |
 /// | `shutDown`: the manager deallocated | `_shutDown` | `LoadCore+Removing` |
 /// | `sweepStep`: the background sweep of the tables | `_backgroundSweepStep` | `LoadCore+Sweeping` |
+/// | `previewsWanted`, `previewMade`: a fetch's first bytes, a preview made from them | `_previewsWanted`, `_previewMade` | `LoadCore+Previews` |
 /// | a remembered failure expiring | `FailureMemory`, asked by the next `manage` or prefetch | `LoadCore+Attaching` |
 ///
 /// One event does not go through `decide`: a `manage` whose object is in memory calls
@@ -89,6 +90,10 @@ extension LoadCore {
         case memoryEmptied
         case shutDown
         case sweepStep
+        /// A fetch's first bytes arrived: which handlers get preview sessions.
+        case previewsWanted(dataKey: String, fetch: UInt64)
+        /// A preview was made from a fetch's bytes.
+        case previewMade(any Sendable, key: ObjectKey, fetch: UInt64)
     }
 
     /// What the façade does once the lock is released: `work`, and for some events one more step.
@@ -111,6 +116,8 @@ extension LoadCore {
         var unconditionalDeliveries: [PendingDelivery] = []
         /// `sweepStep`: nothing is left to sweep.
         var sweepFinished = false
+        /// `previewsWanted`: the handlers to make preview sessions for, with their decoders.
+        var previewDecoders: [(ObjectKey, AnyObjectDecoder)] = []
     }
 
     /// Decides `event`, which happened at `now` (on the failure memory's clock,
@@ -166,6 +173,14 @@ extension LoadCore {
             (decision.tasksToCancel, decision.unconditionalDeliveries) = _shutDown(in: &state)
         case .sweepStep:
             (decision.work.retired, decision.sweepFinished) = _backgroundSweepStep(in: &state)
+        case .previewsWanted(let dataKey, let fetch):
+            decision.previewDecoders = _previewsWanted(dataKey: dataKey, fetch: fetch, in: &state)
+        case .previewMade(let preview, let key, let fetch):
+            decision.work = _previewMade(preview, key: key, fetch: fetch, in: &state)
+        }
+        if !state.preloadsToCancel.isEmpty {
+            decision.work.cancel(preloads: state.preloadsToCancel)
+            state.preloadsToCancel.removeAll()
         }
         return decision
     }
