@@ -51,6 +51,11 @@ let package = Package(
         // glibc's malloc statistics for the soak's memory samples (a C target: Swift's Glibc
         // module does not export malloc.h). Answers -1 on other C libraries.
         .target(name: "HeapProbe", path: "Benchmarks/HeapProbe"),
+        // The path of one `manage` call, listed by scripts/path-of-one-call.sh.
+        .executableTarget(
+            name: "PathOfOneCall", dependencies: ["ManagedCache", "LoopbackServer"],
+            path: "Benchmarks/PathOfOneCall"
+        ),
         // A lock for the examples that an app shipping for iOS 15 could write the same way.
         .target(name: "ExampleSupport", path: "Examples/Support"),
         .executableTarget(
