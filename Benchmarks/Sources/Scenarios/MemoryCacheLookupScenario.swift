@@ -25,6 +25,11 @@ struct MemoryCacheLookupScenario: BenchmarkScenario {
         let cache = MemoryCache<ObjectKey, CachedObject>(countLimit: keys.count, costLimit: Int.max)
         for (key, object) in zip(keys, objects) { cache.setValue(object, forKey: key, cost: object.cost) }
         let dictionary = LockedDictionary<ObjectKey, CachedObject>(Dictionary(uniqueKeysWithValues: zip(keys, objects)))
+        // What an image cache keyed by the URL's text keeps: the text as the key, an object as the
+        // value; looked up with equal but not identical strings, as above.
+        let strings = LockedDictionary<String, Payload>(
+            Dictionary(uniqueKeysWithValues: zip(keys.map(\.description), payloads)))
+        let stringProbes = keys.map { String(decoding: Array($0.description.utf8), as: UTF8.self) }
         let nsKeys = keys.map { NSString(string: $0.description) }
         let nsCache = NSCache<NSString, Payload>()
         for (key, payload) in zip(nsKeys, payloads) { nsCache.setObject(payload, forKey: key) }
@@ -37,6 +42,7 @@ struct MemoryCacheLookupScenario: BenchmarkScenario {
             { Self.nanoseconds(order.count) { check(Self.lookUp(cache, probes, order), "MemoryCache") } },
             { Self.nanoseconds(order.count) { check(Self.lookUp(dictionary, probes, order), "Dictionary") } },
             { Self.nanoseconds(order.count) { check(Self.lookUp(nsCache, nsKeys, order), "NSCache") } },
+            { Self.nanoseconds(order.count) { check(Self.lookUp(strings, stringProbes, order), "String Dictionary") } },
         ])
         if let failure { throw BenchmarkFailure(failure) }
         let perLookup = { (value: Double) in Format.number(value) + " ns" }
@@ -50,6 +56,15 @@ struct MemoryCacheLookupScenario: BenchmarkScenario {
                 notes: [
                     "ns per lookup, median (min–max) of \(samples[0].count) repetitions; keys are "
                         + "`ObjectKey`s of ~60-character URLs, looked up with equal but not identical keys; values are `CachedObject`s (the manager's own cache types); `MemoryCache` also moves each hit to the front of its LRU list"
+                ]),
+            .comparing(
+                "memory-cache hit vs a `Dictionary<String, Payload>` + `Mutex` keyed by the key's text",
+                ours: samples[0], baseline: samples[3], baselineName: "`Dictionary<String, Payload>` + `Mutex`",
+                write: perLookup, direction: .atMost, limit: 1, target: "≤ 1.0×",
+                notes: [
+                    "`Payload` is a class: one reference per value, as `AnyObject` would be; the keys' text (~80 characters), looked up with equal but not identical strings: hashed "
+                        + "and compared on every lookup, as a cache keyed by the URL string does; `ObjectKey` "
+                        + "carries its hash, made once per key"
                 ]),
             .comparing(
                 "memory-cache hit vs `NSCache.object(forKey:)`", ours: samples[0], baseline: samples[2],
@@ -88,6 +103,13 @@ struct MemoryCacheLookupScenario: BenchmarkScenario {
 
     @inline(never)
     static func lookUp(_ dictionary: LockedDictionary<ObjectKey, CachedObject>, _ keys: [ObjectKey], _ order: [Int]) -> Int {
+        var hits = 0
+        for index in order where dictionary.value(forKey: keys[index]) != nil { hits += 1 }
+        return hits
+    }
+
+    @inline(never)
+    static func lookUp(_ dictionary: LockedDictionary<String, Payload>, _ keys: [String], _ order: [Int]) -> Int {
         var hits = 0
         for index in order where dictionary.value(forKey: keys[index]) != nil { hits += 1 }
         return hits
