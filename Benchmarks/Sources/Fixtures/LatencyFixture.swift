@@ -14,6 +14,7 @@ final class LatencyFixture {
     private let hot: [ObjectRequest]
     private let failing: [ObjectRequest]
     private let filed: [ObjectRequest]
+    private let fileCache: FileCache
     private var nextNew = 0
     /// Numbers the phases, so each one's keys are new to the server's routes and the caches.
     private let phase: Int
@@ -23,7 +24,9 @@ final class LatencyFixture {
     static let failingCount = 20
 
     /// `rateLimited`: whether the manager keeps the default `LoadRateLimit` (else none).
-    init(server: LoopbackServer, calls: Int, rateLimited: Bool = true) throws {
+    /// `faults`: failures are remembered for 0.2 s only (first interval and cap), so a failing
+    /// key the background asks for again fails again moments before the measured thread's call.
+    init(server: LoopbackServer, calls: Int, rateLimited: Bool = true, faults: Bool = false) throws {
         let phase = Self.phases.withLock {
             $0 += 1
             return $0
@@ -32,11 +35,16 @@ final class LatencyFixture {
         self.server = server
         directory = try ScratchDirectory(prefix: "latency")
         let fileCache = try FileCache(directory: directory.url)
+        self.fileCache = fileCache
         var configuration = ObjectManager.Configuration()
         configuration.memoryCacheCountLimit = 2_000
         configuration.fileCache = fileCache
         configuration.policy.fileCacheDelivery = .synchronous
         if !rateLimited { configuration.loadRateLimit = nil }
+        if faults {
+            configuration.policy.failureMemoryFirstInterval = 0.2
+            configuration.policy.failureMemoryInterval = 0.2
+        }
         manager = ObjectManager(configuration: configuration)
         hot = (0..<Self.hotCount).map { ObjectRequest(url: server.url("/ok/\(phase * 1_000 + $0)")) }
         failing = (0..<Self.failingCount).map { ObjectRequest(url: server.url("/missing/\(phase * 1_000 + $0)")) }
@@ -69,6 +77,10 @@ final class LatencyFixture {
     }
 
     func tearDown() { manager.cancelAll() }
+
+    /// What the background of a fault phase works on: the measured thread's failing keys, and the
+    /// file cache it trims.
+    var faultTargets: BackgroundMix.FaultTargets { .init(failing: failing, fileCache: fileCache) }
 
     /// The measured thread: 24 reusable cells configured 10 per "frame", 2 ms apart.
     func measure(calls: Int) -> LatencyTimings {
@@ -175,11 +187,22 @@ final class BackgroundMix: Sendable {
     private let stopFlag = Lock<Bool>(false)
     private let operations = Lock<Int>(0)
     private let group = DispatchGroup()
+    private let faults: FaultTargets?
 
-    init(manager: ObjectManager, server: LoopbackServer, threads: Int) {
+    /// The keys and cache a fault phase's background works on.
+    struct FaultTargets: Sendable {
+        let failing: [ObjectRequest]
+        let fileCache: FileCache
+    }
+
+    /// `faults`: besides the usual mix, each round asks for two of the measured thread's failing
+    /// keys (so they fail again as soon as their 0.2 s are over), a 503 and a reset, and every 25th
+    /// round trims the file cache.
+    init(manager: ObjectManager, server: LoopbackServer, threads: Int, faults: FaultTargets? = nil) {
         self.manager = manager
         self.server = server
         self.threads = threads
+        self.faults = faults
     }
 
     func start() {
@@ -217,6 +240,21 @@ final class BackgroundMix: Sendable {
                 if random.next() % 3 != 0 { users.append(user) }
             }
             count += 8
+            if let faults {
+                for _ in 0..<2 {
+                    let request = faults.failing[Int(random.next() % UInt64(faults.failing.count))]
+                    let user = ObjectUser(request: request, decoder: decoder)
+                    manager.manage(user)
+                    users.append(user)
+                }
+                for path in ["/unavailable/", "/reset/"] {
+                    let user = ObjectUser(request: ObjectRequest(url: server.url(path + "\(900_000 + round)")), decoder: decoder)
+                    manager.manage(user)
+                    users.append(user)
+                }
+                if round % 25 == 0 { faults.fileCache.trim() }
+                count += 5
+            }
             kept.append(users)
             if kept.count > 3 { kept.removeFirst() }
             let other = ObjectRequest(url: server.url("/ok/\(900_000 + Int(random.next() % 400))"))

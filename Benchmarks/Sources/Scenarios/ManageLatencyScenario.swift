@@ -7,7 +7,9 @@ import ManagedCacheLocking
 /// reusable cells as a scrolling list does, 10 calls then 2 ms, over a mix of memory hits,
 /// remembered failures, file-cache hits delivered synchronously and new URLs that start a load;
 /// first alone, then while background threads run an app-like mix on the same manager (loads,
-/// 404s, releases, removals, memory pressure, prefetches). Each call is timed on its own and
+/// 404s, releases, removals, memory pressure, prefetches), then under faults: the same mix with
+/// the failing keys failing again every 0.2 s (the failure memory's interval), 503s, connections
+/// reset mid-body and trims of the file cache. Each call is timed on its own and
 /// classified by what it did; right after it, the same thread times a lookup in a locked
 /// `Dictionary` (the floor: what the machine itself costs that thread at that moment).
 struct ManageLatencyScenario: BenchmarkScenario {
@@ -42,10 +44,11 @@ struct ManageLatencyScenario: BenchmarkScenario {
         let server = try LatencyServer.start()
         defer { server.stop() }
         var rows: [ResultRow] = []
-        for threads in [0, Self.backgroundThreads] {
-            let fixture = try LatencyFixture(server: server, calls: calls, rateLimited: Self.usesRateLimit)
+        for (threads, faults) in [(0, false), (Self.backgroundThreads, false), (Self.backgroundThreads, true)] {
+            let fixture = try LatencyFixture(server: server, calls: calls, rateLimited: Self.usesRateLimit, faults: faults)
             defer { fixture.tearDown() }
-            let background = BackgroundMix(manager: fixture.manager, server: server, threads: threads)
+            let background = BackgroundMix(
+                manager: fixture.manager, server: server, threads: threads, faults: faults ? fixture.faultTargets : nil)
             let requestsBefore = server.totalRequestCount
             background.start()
             let (timings, nice) = ThreadNice.while(Self.measuringNice) {
@@ -56,7 +59,8 @@ struct ManageLatencyScenario: BenchmarkScenario {
             let backgroundOperations = background.stop()
             let phase = Phase(
                 threads: threads, backgroundOperations: backgroundOperations,
-                requests: server.totalRequestCount - requestsBefore, nice: nice, rateLimited: Self.usesRateLimit)
+                requests: server.totalRequestCount - requestsBefore, nice: nice, rateLimited: Self.usesRateLimit,
+                faults: faults)
             rows += Self.rows(timings, phase: phase)
         }
         return rows
@@ -72,9 +76,14 @@ struct ManageLatencyScenario: BenchmarkScenario {
         /// The measuring thread's nice value, when `MANAGEDCACHE_LATENCY_NICE` set it.
         var nice: Int32?
         var rateLimited = true
+        /// The background also makes faults: failures every 0.2 s, 503s, resets, trims.
+        var faults = false
 
         var name: String {
-            var name = threads == 0 ? "alone" : "under load (\(threads) threads, \(Format.grouped(backgroundOperations)) operations)"
+            var name =
+                threads == 0
+                ? "alone"
+                : "\(faults ? "under faults" : "under load") (\(threads) threads, \(Format.grouped(backgroundOperations)) operations)"
             name += ", \(Format.grouped(requests)) requests"
             if !rateLimited { name += ", without a load rate limit" }
             if let nice { name += ", measuring at nice \(nice)" }
@@ -167,7 +176,8 @@ struct Percentiles: CustomStringConvertible {
     }
 }
 
-/// The loopback routes: `/ok/<n>` small bodies, `/missing/<n>` 404, `/slow/<n>` dripped.
+/// The loopback routes: `/ok/<n>` small bodies, `/missing/<n>` 404, `/slow/<n>` dripped,
+/// `/unavailable/<n>` 503, `/reset/<n>` a connection reset after the first 1,000 bytes of the body.
 enum LatencyServer {
     static func body(_ index: Int) -> Data {
         Data((0..<(2_000 + index % 6_000)).map { UInt8(truncatingIfNeeded: $0 &+ index) })
@@ -182,6 +192,8 @@ enum LatencyServer {
             case "ok": return .ok(body(index))
             case "missing": return .status(404)
             case "slow": return LoopbackResponse.ok(body(index)).behaving(.drip(chunkSize: 1_000, interval: 0.01))
+            case "unavailable": return .status(503)
+            case "reset": return LoopbackResponse.ok(body(index)).behaving(.reset(afterBodyBytes: 1_000))
             default: return nil
             }
         }
