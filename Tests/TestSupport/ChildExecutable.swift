@@ -1,4 +1,5 @@
 import Foundation
+import ManagedCacheLocking
 
 /// A child executable of the package (`DescriptorExhaustionChild`, `StreamingMemoryChild`,
 /// `BusyPoolChild`), built by SwiftPM beside the test bundle (or in the package's `.build`).
@@ -61,18 +62,21 @@ public struct ChildRun {
 public func runChild(
     named name: String, arguments: [String], environment: [String: String]? = nil, timeout: Double = waitBound
 ) throws -> ChildRun {
-    let process = Process()
-    process.executableURL = try childExecutable(named: name)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
+    let process = try SpawnedProcess(
+        executable: try childExecutable(named: name), arguments: arguments, environment: environment, standardOutput: .pipe)
+    // Read while it runs, so that a child writing more than a pipe holds never blocks.
+    let output = Lock(Data())
+    let outputRead = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        let data = process.readOutputToEnd()
+        output.withLock { $0 = data }
+        outputRead.signal()
+    }
     let ended = waitUntilBlocking(timeout: timeout) { !process.isRunning }
-    if !ended { process.terminate() }
+    if !ended { process.send(SIGKILL) }
     process.waitUntilExit()
-    let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        .split(separator: "\n").map(String.init)
+    _ = outputRead.wait(timeout: .now() + 10)
+    let lines = String(decoding: output.withLock { $0 }, as: UTF8.self).split(separator: "\n").map(String.init)
     return ChildRun(
         ended: ended, terminationReason: process.terminationReason, terminationStatus: process.terminationStatus, lines: lines)
 }

@@ -40,7 +40,7 @@ final class NginxServer: Sendable {
     /// The port nginx listens on (127.0.0.1 only).
     let port: Int
     /// The nginx process (in a lock only to make this class `Sendable`; tests call `stop` once).
-    private let process: Lock<Process>
+    private let process: SpawnedProcess
 
     /// Writes the configuration (`http` directives and the `server` block's `locations` are
     /// inserted as given), creates the document root and starts nginx on a free port; returns
@@ -60,17 +60,12 @@ final class NginxServer: Sendable {
             let configuration = Self.configuration(directory: directory.url.path, port: port, http: http, locations: locations)
             let file = directory.appending("nginx.conf")
             try configuration.write(to: file, atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
             // -p: the prefix; -e: the error log before the configuration is read (the compiled-in
             // one is under /var/log); -c: the configuration.
-            process.arguments = [
-                "-p", directory.url.path + "/", "-e", directory.appending("error.log").path,
-                "-c", file.path,
-            ]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try SpawnedProcess(
+                executable: URL(fileURLWithPath: executable),
+                arguments: ["-p", directory.url.path + "/", "-e", directory.appending("error.log").path, "-c", file.path],
+                standardOutput: .discard, standardError: .discard)
             // Ready: it accepts connections and has written its PID file (nginx listens first).
             let pidFile = directory.appending("nginx.pid")
             if Self.waitUntilListening(port: port, process: process),
@@ -84,10 +79,10 @@ final class NginxServer: Sendable {
                     })
             {
                 self.port = port
-                self.process = Lock(process)
+                self.process = process
                 return
             }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.send(SIGKILL)
             process.waitUntilExit()
             lastError = NginxError.didNotStart(errorLog: (try? String(contentsOf: directory.appending("error.log"), encoding: .utf8)) ?? "")
         }
@@ -112,11 +107,8 @@ final class NginxServer: Sendable {
     /// `SigBlk`), so a SIGTERM only ever waited out a timeout. Nothing of nginx's needs to outlive
     /// the test: its files are in the test's temporary directory.
     func stop() {
-        process.withLock { process in
-            guard process.isRunning else { return }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.send(SIGKILL)
+        process.waitUntilExit()
     }
 
     /// `http://127.0.0.1:PORT/path`.
@@ -201,7 +193,7 @@ final class NginxServer: Sendable {
     }
 
     /// Whether a TCP connection to the port succeeds before the process exits (bounded wait).
-    private static func waitUntilListening(port: Int, process: Process) -> Bool {
+    private static func waitUntilListening(port: Int, process: SpawnedProcess) -> Bool {
         waitUntilBlocking(timeout: 20) {
             guard process.isRunning else { return true }
             return canConnect(port: port)

@@ -44,10 +44,7 @@ import Testing
     /// It starts a child process: never beside the file-cache tests that must be alone (see `ChildProcessGate`).
     @Test(.spawnsChildProcesses) func filesOfEndedProcessesAreDeletedOthersKept() throws {
         _ = try TemporaryFiles.makeURL()  // the directory exists
-        let ended = Process()
-        ended.executableURL = URL(fileURLWithPath: "/bin/sh")
-        ended.arguments = ["-c", "exit 0"]
-        try ended.run()
+        let ended = try SpawnedProcess(executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", "exit 0"])
         ended.waitUntilExit()
         let orphan = TemporaryFiles.directory.appendingPathComponent("\(ended.processIdentifier)-\(UUID().uuidString)")
         let mine = TemporaryFiles.directory.appendingPathComponent("\(getpid())-\(UUID().uuidString)")

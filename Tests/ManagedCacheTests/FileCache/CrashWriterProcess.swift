@@ -1,5 +1,6 @@
 import CrashPayload
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ManagedCache
@@ -62,8 +63,7 @@ final class CrashWriterProcess {
         throw NotFound(searched: directories.map(\.path))
     }
 
-    private let process = Process()
-    private let output = Pipe()
+    private let process: SpawnedProcess
     private var buffer = Data()
     /// Commits the child reported: key and generation.
     private(set) var commits: [(key: String, generation: UInt64)] = []
@@ -74,11 +74,11 @@ final class CrashWriterProcess {
     private(set) var pinReports: [PinLedger.Report] = []
 
     init(arguments: [String]) throws {
-        process.executableURL = try Self.executable()
-        process.arguments = arguments
-        process.standardOutput = output
-        try process.run()
+        process = try SpawnedProcess(executable: try Self.executable(), arguments: arguments, standardOutput: .pipe)
     }
+
+    /// The reading end of the child's standard output.
+    private var outputDescriptor: Int32 { process.outputDescriptor ?? -1 }
 
     var processIdentifier: Int32 { process.processIdentifier }
     var isRunning: Bool { process.isRunning }
@@ -88,7 +88,7 @@ final class CrashWriterProcess {
     @discardableResult
     func read(timeout: TimeInterval = 60, until done: (CrashWriterProcess) -> Bool) -> Bool {
         let deadline = Date() + timeout
-        let descriptor = output.fileHandleForReading.fileDescriptor
+        let descriptor = outputDescriptor
         while !done(self) {
             guard Date() < deadline else { return false }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
@@ -101,7 +101,7 @@ final class CrashWriterProcess {
     /// Reads whatever the child has written so far, without waiting: a parent busy with its own
     /// work calls it now and then so the child never blocks on a full pipe.
     func drainAvailableOutput() {
-        let descriptor = output.fileHandleForReading.fileDescriptor
+        let descriptor = outputDescriptor
         while true {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 0) > 0, readAvailableChunk() else { return }
@@ -110,7 +110,7 @@ final class CrashWriterProcess {
 
     /// Reads one chunk of output and handles its complete lines; false at end of output.
     private func readAvailableChunk() -> Bool {
-        let descriptor = output.fileHandleForReading.fileDescriptor
+        let descriptor = outputDescriptor
         var chunk = [UInt8](repeating: 0, count: 4096)
         let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, 4096) }
         if count <= 0 { return false }
