@@ -96,28 +96,64 @@ extension LoadCore {
         case previewMade(any Sendable, key: ObjectKey, fetch: UInt64)
     }
 
-    /// What the façade does once the lock is released: `work`, and for some events one more step.
+    /// What the façade does once the lock is released: `work`, and for some events one more step
+    /// (`next`), one case per kind of event that has one.
     struct Decision {
         var work = PendingWork()
-        /// `manage`: the file cache is read next.
-        var fileLookup: FileLookup?
-        /// `fetchFinished`: the decodes to run, on the fetch's task.
-        var decodes: [DecodeJob] = []
-        /// `unloadable`: the call was answered (`false`: the key's handler answers it like any other).
-        var answeredAsUnloadable = false
-        /// `objectStored`, `storeStarted`: what the store's write waits for, and the generation
-        /// the made object is for.
-        var ticket = StoreTicket()
-        var generation: UInt64 = 0
-        /// `storeMade`: the key still waited for the object.
-        var isCurrent = false
-        /// `shutDown`: every fetch task to cancel, and the deliveries to make without a check.
-        var tasksToCancel: [FetchTaskSlot] = []
-        var unconditionalDeliveries: [PendingDelivery] = []
-        /// `sweepStep`: nothing is left to sweep.
-        var sweepFinished = false
-        /// `previewsWanted`: the handlers to make preview sessions for, with their decoders.
-        var previewDecoders: [(ObjectKey, AnyObjectDecoder)] = []
+        var next = Next.none
+
+        /// The step after the work that an event's decision adds.
+        enum Next {
+            case none
+            /// `manage`: the file cache is read next.
+            case fileLookup(FileLookup)
+            /// `fetchFinished`: the decodes to run, on the fetch's task.
+            case decodes([DecodeJob])
+            /// `unloadable`: the call was answered (otherwise the key's handler answers it like any other).
+            case answeredAsUnloadable
+            /// `objectStored`, `storeStarted`: what the store's write waits for, and the
+            /// generation the made object is for.
+            case store(StoreTicket, generation: UInt64)
+            /// `storeMade`: whether the key still waited for the object.
+            case storeMade(isCurrent: Bool)
+            /// `shutDown`: every fetch task to cancel, and the deliveries to make without a check.
+            case shutDown(tasksToCancel: [FetchTaskSlot], deliveries: [PendingDelivery])
+            /// `sweepStep`: whether nothing is left to sweep.
+            case sweepStep(finished: Bool)
+            /// `previewsWanted`: the handlers to make preview sessions for, with their decoders.
+            case previews([(ObjectKey, AnyObjectDecoder)])
+        }
+
+        var fileLookup: FileLookup? {
+            if case .fileLookup(let lookup) = next { lookup } else { nil }
+        }
+        var decodes: [DecodeJob] {
+            if case .decodes(let jobs) = next { jobs } else { [] }
+        }
+        var answeredAsUnloadable: Bool {
+            if case .answeredAsUnloadable = next { true } else { false }
+        }
+        var ticket: StoreTicket {
+            if case .store(let ticket, _) = next { ticket } else { StoreTicket() }
+        }
+        var generation: UInt64 {
+            if case .store(_, let generation) = next { generation } else { 0 }
+        }
+        var isCurrent: Bool {
+            if case .storeMade(let isCurrent) = next { isCurrent } else { false }
+        }
+        var tasksToCancel: [FetchTaskSlot] {
+            if case .shutDown(let tasks, _) = next { tasks } else { [] }
+        }
+        var unconditionalDeliveries: [PendingDelivery] {
+            if case .shutDown(_, let deliveries) = next { deliveries } else { [] }
+        }
+        var sweepFinished: Bool {
+            if case .sweepStep(let finished) = next { finished } else { false }
+        }
+        var previewDecoders: [(ObjectKey, AnyObjectDecoder)] {
+            if case .previews(let decoders) = next { decoders } else { [] }
+        }
     }
 
     /// Decides `event`, which happened at `now` (on the failure memory's clock,
@@ -130,13 +166,15 @@ extension LoadCore {
         switch event {
         case .manage(let call, let key, let policy, let decoder, let stale, let link, let knownFileMiss, let deferred):
             if deferred { state.statistics.deferredCalls += 1 }
+            var lookup: FileLookup?
             decision.work = _attachAndDecide(
                 call, key: key, policy: policy, decoder: decoder, stale: stale, link: link, knownFileMiss: knownFileMiss,
-                fileLookup: &decision.fileLookup, in: &state)
+                fileLookup: &lookup, in: &state)
+            if let lookup { decision.next = .fileLookup(lookup) }
         case .unloadable(let call, let key, let reason, let link):
             if let work = _answerUnloadable(call, key: key, reason: reason, link: link, in: &state) {
                 decision.work = work
-                decision.answeredAsUnloadable = true
+                decision.next = .answeredAsUnloadable
             }
         case .unmanage(let userID):
             decision.work = _detach(userID: userID, in: &state)
@@ -145,17 +183,21 @@ extension LoadCore {
         case .fetchProgressed(let dataKey, let fetch, let progress):
             decision.work = _fetchProgressed(dataKey: dataKey, fetch: fetch, progress: progress, in: &state)
         case .fetchFinished(let dataKey, let fetch, let result, let now):
-            (decision.work, decision.decodes) = _fetchFinished(dataKey: dataKey, fetch: fetch, result: result, now: now, in: &state)
+            let (work, decodes) = _fetchFinished(dataKey: dataKey, fetch: fetch, result: result, now: now, in: &state)
+            (decision.work, decision.next) = (work, .decodes(decodes))
         case .decodeFinished(let job, let outcome, let countingFileCacheHit):
             decision.work = _completeDecode(job, outcome: outcome, countingFileCacheHit: countingFileCacheHit, in: &state)
         case .loadingBufferResized(let capacity):
             decision.work = _resizeLoadingBuffer(to: capacity, in: &state)
         case .objectStored(let object, let plan, let cost):
-            (decision.work, decision.ticket) = _storeObject(object, plan: plan, cost: cost, in: &state)
+            let (work, ticket) = _storeObject(object, plan: plan, cost: cost, in: &state)
+            (decision.work, decision.next) = (work, .store(ticket, generation: 0))
         case .storeStarted(let plan, let request, let decoder):
-            (decision.work, decision.ticket, decision.generation) = _startStoring(plan, request: request, decoder: decoder, in: &state)
+            let (work, ticket, generation) = _startStoring(plan, request: request, decoder: decoder, in: &state)
+            (decision.work, decision.next) = (work, .store(ticket, generation: generation))
         case .storeMade(let made, let plan, let cost, let generation):
-            (decision.work, decision.isCurrent) = _finishStoring(made, plan: plan, cost: cost, generation: generation, in: &state)
+            let (work, isCurrent) = _finishStoring(made, plan: plan, cost: cost, generation: generation, in: &state)
+            (decision.work, decision.next) = (work, .storeMade(isCurrent: isCurrent))
         case .storeWritten(let gate, let fileKey):
             _endPendingStore(gate, fileKey: fileKey, in: &state)
         case .prefetch(let requests, let unloadable, let decoder, let priority, let batch):
@@ -170,11 +212,13 @@ extension LoadCore {
         case .memoryEmptied:
             decision.work.retired = _dropIdleHandlers(in: &state)
         case .shutDown:
-            (decision.tasksToCancel, decision.unconditionalDeliveries) = _shutDown(in: &state)
+            let (tasks, deliveries) = _shutDown(in: &state)
+            decision.next = .shutDown(tasksToCancel: tasks, deliveries: deliveries)
         case .sweepStep:
-            (decision.work.retired, decision.sweepFinished) = _backgroundSweepStep(in: &state)
+            let (retired, finished) = _backgroundSweepStep(in: &state)
+            (decision.work.retired, decision.next) = (retired, .sweepStep(finished: finished))
         case .previewsWanted(let dataKey, let fetch):
-            decision.previewDecoders = _previewsWanted(dataKey: dataKey, fetch: fetch, in: &state)
+            decision.next = .previews(_previewsWanted(dataKey: dataKey, fetch: fetch, in: &state))
         case .previewMade(let preview, let key, let fetch):
             decision.work = _previewMade(preview, key: key, fetch: fetch, in: &state)
         }
