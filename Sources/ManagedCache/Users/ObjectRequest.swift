@@ -183,8 +183,11 @@ public struct ObjectKey: Sendable, Hashable, CustomStringConvertible {
     public let dataKey: String
     /// The decoder's identifier (`ObjectDecoding.identifier`), which includes the object type.
     public let variant: String
-    /// Both strings hashed once, at creation: keys are hashed on every cache and table lookup, and
-    /// hashing two URL-length strings each time cost more than the lookups themselves.
+    /// The data key's hash, made once (by the request, or at creation): keys are hashed on every
+    /// cache and table lookup, and hashing URL-length strings each time cost more than the
+    /// lookups themselves. The variant is left out: the keys of one data key with different
+    /// decoders (one or two per URL) share a hash and are told apart by `==`, and a `manage` call
+    /// does not hash the decoder's identifier.
     private let precomputedHash: Int
 
     /// Creates the key of the object a decoder makes from the bytes stored under a data key.
@@ -202,10 +205,7 @@ public struct ObjectKey: Sendable, Hashable, CustomStringConvertible {
     init(dataKey: String, dataKeyHash: Int, variant: String) {
         self.dataKey = dataKey
         self.variant = variant
-        var hasher = Hasher()
-        hasher.combine(dataKeyHash)
-        hasher.combine(variant)
-        precomputedHash = hasher.finalize()
+        precomputedHash = dataKeyHash
     }
 
     /// Whether two keys name the same object: same data key, same decoder.
@@ -226,8 +226,8 @@ public struct ObjectKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The hash computed once at creation, mixed with the table's seed without running a
-    /// `Hasher`: the precomputed value is already a seeded hash of both strings, and finalizing
-    /// a `Hasher` over it again was a tenth of a memory-cache hit.
+    /// `Hasher`: the precomputed value is already a seeded hash, and finalizing a `Hasher` over
+    /// it again was a tenth of a memory-cache hit.
     ///
     /// - Parameter seed: The table's per-instance seed.
     /// - Returns: The key's hash for that table.
