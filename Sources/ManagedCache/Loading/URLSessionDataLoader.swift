@@ -164,46 +164,70 @@ public final class URLSessionDataLoader: DataLoading {
         }
         #if canImport(Darwin)
         let task = session.dataTask(with: urlRequest)
-        #else
-        // Created and resumed on a serial queue of the loader's own, the load's task suspended
-        // meanwhile: FoundationNetworking's `dataTask(with:)` and `resume()` wait for its one work
-        // queue, which every session of the process shares and which other transfers (and this
-        // session's back-pressure) can hold for seconds on a loaded machine. Called here, they
-        // held the threads of `LoadingExecutor`, which every manager's loads, decodes and file
-        // work share; a serial queue runs on dispatch's overcommit pool, which adds a thread when
-        // the others are blocked.
-        let session = self.session
-        let task = await withCheckedContinuation { continuation in
-            starter.async { [urlRequest] in continuation.resume(returning: session.dataTask(with: urlRequest)) }
-        }
-        #endif
-        #if canImport(Darwin)
         // URLSession orders a host's waiting tasks by it; the manager may change it while the load
         // runs (a user with a higher priority joins).
         task.priority = request.currentPriority.taskPriority
         request.priorityCell?.observe { [weak task] priority in task?.priority = priority.taskPriority }
-        #else
-        // Not set: FoundationNetworking stores a task's priority without using it, and reads and
-        // writes it by waiting for the process-wide work queue, which back-pressure may be holding.
-        #endif
         // Registered before anything can cancel the task: its end may be reported before this
         // task starts waiting (see `SessionTransfer`).
         let transfer = delegate.register(task: task, receiver: receiver)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.wait(continuation)
-                // Does nothing once the task is cancelling.
-                #if canImport(Darwin)
-                task.resume()
-                #else
-                starter.async { task.resume() }
-                #endif
+                task.resume()  // does nothing once the task is cancelling
             }
         } onCancel: { [delegate = self.delegate] in
-            delegate.cancel(task)
-            let identifier = task.taskIdentifier
-            transfer.cancelled { endedByGrace in if endedByGrace { delegate.forget(taskIdentifier: identifier) } }
+            Self.cancel(task, transfer, delegate: delegate)
         }
+        #else
+        // Created, registered and resumed in one block on a serial queue of the loader's own,
+        // the load's task suspended meanwhile: FoundationNetworking's `dataTask(with:)` and
+        // `resume()` wait for its one work queue, which every session of the process shares and
+        // which other transfers (and this session's back-pressure) can hold for seconds on a
+        // loaded machine. Called here, they held the threads of `LoadingExecutor`, which every
+        // manager's loads, decodes and file work share; a serial queue runs on dispatch's
+        // overcommit pool, which adds a thread when the others are blocked.
+        //
+        // One block, not one to create the task and one to resume it: each block wakes a thread,
+        // and between the two the load's task was resumed on `LoadingExecutor` only to register
+        // the transfer (two thread wake-ups per load that raw `URLSession` does not make).
+        // Not set: the task's priority. FoundationNetworking stores it without using it, and reads
+        // and writes it by waiting for the process-wide work queue, which back-pressure may be holding.
+        let session = self.session
+        let launch = TransferLaunch()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                starter.async { [delegate, urlRequest] in
+                    // Cancelled before this block ran: no task is created at all.
+                    guard !launch.isCancelled else {
+                        continuation.resume(throwing: ManagedCacheError.cancelled(.caller))
+                        return
+                    }
+                    let task = session.dataTask(with: urlRequest)
+                    // Registered before the task can run or be cancelled: its end may be reported
+                    // before the continuation is handed over otherwise (see `SessionTransfer`).
+                    let transfer = delegate.register(task: task, receiver: receiver)
+                    transfer.wait(continuation)
+                    if launch.launched(task, transfer) {
+                        task.resume()
+                    } else {
+                        // Cancelled meanwhile: the cancellation handler found nothing to cancel.
+                        Self.cancel(task, transfer, delegate: delegate)
+                    }
+                }
+            }
+        } onCancel: { [delegate = self.delegate] in
+            if let (task, transfer) = launch.cancel() { Self.cancel(task, transfer, delegate: delegate) }
+        }
+        #endif
+    }
+
+    /// Cancels the task of a load whose Swift task was cancelled, and ends its transfer after a
+    /// grace period if the session never reports the task's end (see `SessionTransfer`).
+    private static func cancel(_ task: URLSessionTask, _ transfer: SessionTransfer, delegate: SessionDelegate) {
+        delegate.cancel(task)
+        let identifier = task.taskIdentifier
+        transfer.cancelled { endedByGrace in if endedByGrace { delegate.forget(taskIdentifier: identifier) } }
     }
 }
 
