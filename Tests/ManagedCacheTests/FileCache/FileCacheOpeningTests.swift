@@ -5,9 +5,10 @@ import Testing
 @testable import ManagedCache
 
 /// A cache opens without waiting for its index. Lookups that come before the
-/// journal's replay has finished are answered from the journal itself; misses and everything
-/// else wait for the replay, so what the caches promise holds as before. These caches are opened
-/// with `replaysInBackground: false`, so the replay runs exactly when an operation needs it.
+/// journal's replay has finished are answered from the journal itself, misses included when the
+/// journal is certain; everything else waits for the replay, so what the caches promise holds as
+/// before. These caches are opened with `replaysInBackground: false`, so the replay runs exactly
+/// when an operation needs it: an operation that waited for it leaves `isOpening` false.
 @Suite(.offCooperativePool, .exclusiveOfChildProcesses) struct FileCacheOpeningTests {
     /// How lookups before the replay find their key: with the lookup table written when the last
     /// instance closed, or by scanning the journal (the table deleted).
@@ -86,9 +87,12 @@ import Testing
             }
             // "cafe\u{301}" is canonically equal to "café" as a String, but another key.
             #expect(store.isOpening, "every hit was served without the replay")
-            // A removed key is a miss: misses wait for the index.
+            // A removed key, and one never stored, are misses the journal is certain of.
             #expect(cache.entry(forKey: "k0") == nil)
-            #expect(!store.isOpening)
+            #expect(cache.entry(forKey: "cafe\u{301}") == nil)
+            #expect(store.isOpening, "the misses were answered without the replay")
+            store.finishOpening()
+            #expect(cache.entry(forKey: "k0") == nil)
             #expect(cache.entry(forKey: "cafe\u{301}") == nil)
             for (key, entry) in early {
                 #expect(cache.entry(forKey: key) == entry, "the replayed index agrees about \(key)")
@@ -98,7 +102,7 @@ import Testing
     }
 
     @Test(arguments: CacheKind.allCases)
-    func aMissWaitsForTheReplayAndHitsServedEarlyCountAsUses(kind: CacheKind) throws {
+    func aMissIsAnsweredBeforeTheReplayAndHitsServedEarlyCountAsUses(kind: CacheKind) throws {
         try withTemporaryDirectory { root in
             do {
                 let cache = try kind.open(root)
@@ -112,7 +116,8 @@ import Testing
             #expect(cache.entry(forKey: "k1") != nil)
             #expect(store.isOpening)
             #expect(cache.entry(forKey: "absent") == nil)
-            #expect(!store.isOpening)
+            #expect(store.isOpening, "the miss was answered without the replay")
+            store.finishOpening()
             // The early hits were applied as uses: most recent first.
             #expect(cache.entriesByRecency(limit: 2).map(\.key) == ["k1", "k3"])
             try (cache as? FileCache)?.flush()
@@ -156,9 +161,9 @@ import Testing
             if let lost = cache.entry(forKey: "k7") {
                 #expect(throws: FileCacheError.self) { try cache.readData(for: lost) }
             }
-            // A miss needs the whole index: it finishes the opening, which reconciles.
+            // The lookup of the lost entry waited for the opening, which reconciled.
             #expect(cache.entry(forKey: "absent") == nil)
-            #expect(!store.isOpening)
+            store.finishOpening()
             #expect(!FileManager.default.fileExists(atPath: stray.path))
             #expect(cache.entry(forKey: "k7") == nil, "the reconciliation dropped the entry whose file is gone")
             #expect(try expectConsistent(cache, root: root).count == 9)
@@ -333,7 +338,7 @@ import Testing
             #expect(store.isOpening)
             #expect(store.peek("k")?.stamp != nil)
             #expect(cache.entry(forKey: "absent") == nil)
-            #expect(!store.isOpening)
+            store.finishOpening()
             #expect(store.peek("k")?.stamp == Posix.status(path).map(FileStamp.init))
         }
     }
@@ -464,11 +469,13 @@ import Testing
             // tag now points at another key's frames.
             let url = root.appendingPathComponent("journal.lookup")
             var table = try Data(contentsOf: url)
-            let slots = (table.count - 40) / 16
-            let occupied = (0..<slots).filter { slot in table[40 + slot * 16..<40 + slot * 16 + 4].contains { $0 != 0 } }
-            let offsets = occupied.map { table[(40 + $0 * 16 + 4)..<(40 + $0 * 16 + 16)] }
+            let header = JournalLookupTable.headerSize
+            let slots = (table.count - header) / 16
+            let occupied = (0..<slots).filter { slot in table[header + slot * 16..<header + slot * 16 + 4].contains { $0 != 0 } }
+            let offsets = occupied.map { table[(header + $0 * 16 + 4)..<(header + $0 * 16 + 16)] }
             for (position, slot) in occupied.enumerated() {
-                table.replaceSubrange((40 + slot * 16 + 4)..<(40 + slot * 16 + 16), with: offsets[(position + 1) % offsets.count])
+                table.replaceSubrange(
+                    (header + slot * 16 + 4)..<(header + slot * 16 + 16), with: offsets[(position + 1) % offsets.count])
             }
             try table.write(to: url)
             let cache = try reopen(root, Case(kind: kind, hint: .table))

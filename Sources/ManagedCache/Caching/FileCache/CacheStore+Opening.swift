@@ -12,11 +12,14 @@ import ManagedCacheLocking
 /// (usually nothing) by the frames' length prefixes, comparing keys in place and decoding only the
 /// key's own frames. About 0.05 ms for 100,000 entries, where the replay (decoding every record
 /// into the index) takes tens of milliseconds; without a table, walking the whole journal takes a
-/// few milliseconds (touching every page of it is most of that). Everything that
-/// needs the whole index waits for the replay instead: a lookup that finds nothing (so a miss
-/// is never reported for an entry the index has), every write (commit, removal, metadata), trim,
-/// statistics and the preload queries. So the limits and misses are decided on the complete index
-/// exactly as before, at every commit and across instances and processes.
+/// few milliseconds (touching every page of it is most of that). A lookup that finds nothing is
+/// answered too, when that is certain (`JournalSnapshot.find`: a lookup table whose slots check
+/// out lists every key of its prefix, and the scan of what follows it is short and reads
+/// through) and the journal on disk is still the snapshot; otherwise it waits for the replay, so
+/// a miss is never reported for an entry the replayed index would have. Everything else that
+/// needs the whole index waits for the replay: every write (commit, removal, metadata), trim,
+/// statistics and the preload queries. So the limits are decided on the complete index exactly
+/// as before, at every commit and across instances and processes.
 ///
 /// The snapshot is the journal as it was under the journal lock at the opening; what other
 /// instances append later is applied when the replay finishes (as any instance catches up), so
@@ -90,36 +93,68 @@ extension CacheStore {
         if let job = state.withLock({ $0.opening }) { completeOpening(job) }
     }
 
-    /// The entry of `key` while `job` has not finished: one served before, or one the journal's
-    /// snapshot holds, unexpired; nil when the caller must wait for the index (nothing found,
-    /// expired, the cache in trouble, or the replay finished meanwhile).
-    func earlyEntry(forKey key: String, job: OpeningReplay, now: Double) -> FileCacheEntry? {
+    /// What a lookup made while the opening's replay has not finished can tell.
+    enum EarlyLookup {
+        /// The key's entry: one served before, or one the journal's snapshot holds, unexpired.
+        case entry(FileCacheEntry)
+        /// The key has no entry: the snapshot says so for certain (`JournalSnapshot.find`), and
+        /// the journal on disk is still the snapshot, byte for byte (no other instance appended
+        /// to or replaced it since).
+        case absent
+        /// The caller must wait for the index: the snapshot is not certain, the entry expired,
+        /// the journal changed since the opening, the cache is in trouble, or the replay
+        /// finished meanwhile.
+        case wait
+    }
+
+    /// The entry of `key` while `job` has not finished, or the certainty that it has none (see
+    /// `EarlyLookup`).
+    ///
+    /// Why a miss may be answered before the replay: the replay of the snapshot, then the catching
+    /// up with what other instances appended since (nothing, when the journal is still the
+    /// snapshot), is what builds the index; the install's other steps only remove entries (the
+    /// reconciliation after a crash drops records whose file is gone) or apply this instance's
+    /// uses. Every write of this instance waits for the replay, so nothing it commits can be
+    /// missing from the snapshot. The answer is as of the `stat` of the journal, taken after the
+    /// snapshot was read.
+    func earlyLookup(forKey key: String, job: OpeningReplay, now: Double) -> EarlyLookup {
         enum Known {
             case answer(EarlyAnswer)
-            case scan
+            case scan(journal: (device: UInt64, inode: UInt64)?)
             case wait
         }
         let known = state.withLock { state -> Known in
             guard state.opening === job, !state.degraded else { return .wait }
-            guard let answer = state.earlyAnswers[IndexKey(key)] else { return .scan }
+            guard let answer = state.earlyAnswers[IndexKey(key)] else {
+                return .scan(journal: state.journal.map { ($0.device, $0.inode) })
+            }
             guard answer.expires > now else { return .wait }
             state.earlyTouches.append(key)
             return .answer(answer)
         }
+        let journal: (device: UInt64, inode: UInt64)?
         switch known {
         case .wait:
-            return nil
+            return .wait
         case .answer(let answer):
-            return makeEntry(answer.record, path: answer.location.path)
-        case .scan:
-            break
+            return .entry(makeEntry(answer.record, path: answer.location.path))
+        case .scan(let open):
+            journal = open
         }
-        guard let found = job.snapshot.lookUp(key) else { return nil }
+        let found: JournalSnapshot.Answer
+        switch job.snapshot.find(key) {
+        case .uncertain:
+            return .wait
+        case .absent:
+            return journalIsStill(job.snapshot, journal) ? .absent : .wait
+        case .entry(let answer):
+            found = answer
+        }
         let path = layout.path(for: found.record.id)
         // After a crash, or a closing whose removals the journal could not record, the journal
         // may name files that are gone: one `stat` keeps such an entry from being served before
         // the install's reconciliation drops it.
-        if job.reconcilesCrash, Posix.status(path).map({ Int($0.st_size) }) != found.record.size { return nil }
+        if job.reconcilesCrash, Posix.status(path).map({ Int($0.st_size) }) != found.record.size { return .wait }
         let location = EntryLocation(path: path)
         let served = state.withLock { state -> Bool in
             guard state.opening === job, !state.degraded else { return false }
@@ -132,6 +167,14 @@ extension CacheStore {
             state._noteEarlyHit(EarlyAnswer(record: found.record, location: location, stamp: found.stamp, expires: expires))
             return true
         }
-        return served ? makeEntry(found.record, path: location.path) : nil
+        return served ? .entry(makeEntry(found.record, path: location.path)) : .wait
+    }
+
+    /// Whether the file at the journal's path is `journal` (the file the snapshot was mapped
+    /// from) at the snapshot's size: nothing was appended to it or put in its place since.
+    private func journalIsStill(_ snapshot: JournalSnapshot, _ journal: (device: UInt64, inode: UInt64)?) -> Bool {
+        guard let journal, let info = Posix.status(layout.journal) else { return false }
+        return UInt64(truncatingIfNeeded: info.st_dev) == journal.device && UInt64(truncatingIfNeeded: info.st_ino) == journal.inode
+            && Int(info.st_size) == snapshot.bytes.count
     }
 }

@@ -19,10 +19,10 @@ import Darwin
 /// (see `commit`); file deletions are queued and done after it is released.
 ///
 /// Opening: a clean opening returns before the journal is replayed into the index; the replay
-/// runs on a thread of its own, and lookups that come before it has finished are answered by
-/// scanning the journal for their key (see `CacheStore+Opening`). Every other operation, a lookup
-/// that finds nothing included, first waits for the replay, so misses, limits and everything
-/// written are decided on the complete index, as before.
+/// runs on a thread of its own, and lookups that come before it has finished are answered from
+/// the journal: the key's entry, or no entry when the journal says so for certain (see
+/// `CacheStore+Opening`). Every other operation first waits for the replay, so limits and
+/// everything written are decided on the complete index, as before.
 final class CacheStore: Sendable {
     let layout: CacheLayout
     let clock: @Sendable () -> Date
@@ -196,8 +196,11 @@ final class CacheStore: Sendable {
                 return .answered(
                     LookedUp(entry: makeEntry(record, path: location.path), current: (record, location.path, verified)))
             case .opening(let job):
-                if let early = earlyEntry(forKey: key, job: job, now: now) { return .answered(LookedUp(entry: early, current: nil)) }
-                completeOpening(job)
+                switch earlyLookup(forKey: key, job: job, now: now) {
+                case .entry(let early): return .answered(LookedUp(entry: early, current: nil))
+                case .absent: return .answered(nil)
+                case .wait: completeOpening(job)
+                }
             case .busy:
                 return .busy
             }

@@ -114,16 +114,53 @@ final class JournalSnapshot: @unchecked Sendable {
     /// answer is still the key's own entry (the key is compared byte for byte, its frame
     /// checksummed, its file's bytes checked when read).
     func lookUp(_ key: String) -> Answer? {
+        if case .entry(let answer) = find(key, answeringMisses: false) { return answer }
+        return nil
+    }
+
+    /// What the snapshot says of one key, when it is certain.
+    enum Finding {
+        /// The key's entry, as replaying the whole snapshot would leave it.
+        case entry(Answer)
+        /// Replaying the whole snapshot would leave the key without an entry.
+        case absent
+        /// Only the replay can tell (see `find`).
+        case uncertain
+    }
+
+    /// The most the scan of the snapshot's tail may cover for a miss to be answered from the
+    /// snapshot: beyond it (no lookup table, or a long tail after it) a scan per miss would cost
+    /// about as much as the replay it spares.
+    static let missScanLimit = 1 << 20
+
+    /// `lookUp`, telling "no entry" from "not certain" when `answeringMisses`.
+    ///
+    /// A key has no entry for certain when the lookup table lists every key of its prefix
+    /// (its slots intact, see `JournalLookupTable`) and none with the key's tag, or lists it
+    /// removed afterwards; and the scan of what follows the table, at most `missScanLimit`
+    /// bytes, runs to the end of the snapshot through whole, checked frames and leaves the key
+    /// without an entry. A slot with the key's tag whose `add` frame is another key's (a tag
+    /// collision, or a damaged table) or does not check out makes the answer uncertain, as does
+    /// anything the scan cannot read.
+    func find(_ key: String, answeringMisses: Bool = true) -> Finding {
         var key = key
-        return key.withUTF8 { keyBytes -> Answer? in
+        return key.withUTF8 { keyBytes -> Finding in
             let key = UnsafeRawBufferPointer(keyBytes)
-            guard let table else { return scan(key, from: headerEnd, current: nil, stamp: nil) }
+            guard let table else {
+                if answeringMisses, bytes.count - headerEnd > Self.missScanLimit { return .uncertain }
+                return scan(key, from: headerEnd, current: nil, stamp: nil)
+            }
+            if answeringMisses, bytes.count - table.covered > Self.missScanLimit || !table.slotsAreIntact { return .uncertain }
             var current: EntryRecord?
             var stamp: FileStamp?
             var checksOut = true
+            var otherKeys = false
             table.forEachCandidate(key) { offsets in
                 guard case .add(let entry)? = frame(at: offsets.add, below: table.covered), entry.key.utf8.elementsEqual(key)
-                else { return true }  // another key with the same tag: the next candidate
+                else {
+                    otherKeys = true
+                    return true  // another key with the same tag: the next candidate
+                }
                 current = entry
                 if offsets.metadata != 0 {
                     guard case .metadata(let owner, let version, let metadata)? = frame(at: offsets.metadata, below: table.covered),
@@ -145,8 +182,10 @@ final class JournalSnapshot: @unchecked Sendable {
                 }
                 return false
             }
-            guard checksOut else { return nil }
-            return scan(key, from: table.covered, current: current, stamp: stamp)
+            guard checksOut else { return .uncertain }
+            let found = scan(key, from: table.covered, current: current, stamp: stamp)
+            if case .absent = found, current == nil, otherKeys { return .uncertain }
+            return found
         }
     }
 
@@ -165,8 +204,8 @@ final class JournalSnapshot: @unchecked Sendable {
 
     /// Applies the frames of `key` from `start` to the end of the snapshot to the entry known at
     /// `start` (`current`, with its verification `stamp`).
-    private func scan(_ key: UnsafeRawBufferPointer, from start: Int, current: EntryRecord?, stamp: FileStamp?) -> Answer? {
-        guard let base = bytes.baseAddress else { return nil }
+    private func scan(_ key: UnsafeRawBufferPointer, from start: Int, current: EntryRecord?, stamp: FileStamp?) -> Finding {
+        guard let base = bytes.baseAddress else { return .uncertain }
         var current = current
         var stamp = stamp
         let end = bytes.count
@@ -182,12 +221,12 @@ final class JournalSnapshot: @unchecked Sendable {
         var offset = start
         while end - offset >= 8 {
             let length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-            guard length >= 1, length <= JournalEncoder.maximumPayload, end - offset - 8 >= length else { return nil }
+            guard length >= 1, length <= JournalEncoder.maximumPayload, end - offset - 8 >= length else { return .uncertain }
             let payload = offset + 8
             offset = payload + length
             let type = base.load(fromByteOffset: payload, as: UInt8.self)
             // An unknown type is damage to the replay: only it can judge what follows.
-            guard type >= 1, type <= 10 else { return nil }
+            guard type >= 1, type <= 10 else { return .uncertain }
             // Types 2, 3, 5, 7, 8, 9 and 10 start with the key (a u32 length, the bytes); a touch
             // (4) changes nothing a lookup returns; the header (1) and sessions (6) have no key.
             let keyedTypes: UInt16 = 1 << 2 | 1 << 3 | 1 << 5 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 10
@@ -212,7 +251,7 @@ final class JournalSnapshot: @unchecked Sendable {
             var record: JournalRecord?
             let frame = UnsafeRawBufferPointer(rebasing: bytes[(payload - 8)..<offset])
             let (_, damaged) = JournalDecoder.decode(frame) { decoded, _ in record = decoded }
-            guard !damaged, let record else { return nil }
+            guard !damaged, let record else { return .uncertain }
             switch record {
             case .add(let entry):
                 current = entry
@@ -229,10 +268,11 @@ final class JournalSnapshot: @unchecked Sendable {
             case .pin(_, let version, let pinned):
                 if current?.id.version == version { current?.pinned = pinned }
             case .header, .touch, .session:
-                return nil  // not a keyed record: the journal is not what it seemed
+                return .uncertain  // not a keyed record: the journal is not what it seemed
             }
         }
-        guard offset == end, let current else { return nil }
-        return Answer(record: current, stamp: stamp)
+        guard offset == end else { return .uncertain }
+        guard let current else { return .absent }
+        return .entry(Answer(record: current, stamp: stamp))
     }
 }
