@@ -25,6 +25,7 @@ let runner = BenchmarkRunner(
         FileCacheWriteScenario(),
         BigFileCacheOpenScenario(),
         FileCacheFirstHitScenario(),
+        BigFileCacheOpenMissScenario(),
         BigFileCacheTrimScenario(),
         MemoryFootprintScenario(),
         StreamingMemoryScenario(),

@@ -27,7 +27,8 @@ import Foundation
 /// directories: no bucket listing, no stat per entry. The journal is replayed into the index (one
 /// checksum per record) on a thread of its own; a hit that comes first is found through the
 /// journal's lookup table (`journal.lookup`, where each key's records are) or by scanning the
-/// journal, while misses, writes and trims wait for the index. After a crash (a session file left
+/// journal, and so is a miss when the journal is certain of it (the table lists every key it
+/// covers, and what follows it is short); writes and trims wait for the index. After a crash (a session file left
 /// behind: on iOS, a launch after the app was killed in the background) the same thread also
 /// lists the bucket directories and stats their files, then reconciles them with the index under
 /// the cache's lock; hits come from the journal meanwhile. Only a missing or damaged journal
