@@ -96,15 +96,8 @@ public final class BigFileCache: JournaledFileCache, @unchecked Sendable {
         try self.init(directory: directory, configuration: configuration, clock: { Date() })
     }
 
-    /// Opens the cache with a custom clock for expiry (tests); without `replaysInBackground` the
-    /// journal's replay waits for the first operation that needs the index (tests of the opening).
-    init(
-        directory: URL, configuration: Configuration, clock: @escaping @Sendable () -> Date, replaysInBackground: Bool = true
-    ) throws {
-        try super.init(
-            directory: directory, kind: .bucketed, configuration: configuration, clock: clock,
-            replaysInBackground: replaysInBackground)
-    }
+    /// Entries in 256 bucket directories.
+    override class var layoutKind: CacheLayout.Kind { .bucketed }
 
     /// Runs exactly one pass on the next tenth of the buckets and reports what it did; nil when
     /// the disk is unusable (for the tests and benchmarks).

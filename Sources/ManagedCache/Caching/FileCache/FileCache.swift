@@ -57,13 +57,6 @@ public final class FileCache: JournaledFileCache, @unchecked Sendable {
         try self.init(directory: directory, configuration: configuration, clock: { Date() })
     }
 
-    /// Opens the cache with a custom clock for expiry (tests); without `replaysInBackground` the
-    /// journal's replay waits for the first operation that needs the index (tests of the opening).
-    init(
-        directory: URL, configuration: Configuration, clock: @escaping @Sendable () -> Date, replaysInBackground: Bool = true
-    ) throws {
-        try super.init(
-            directory: directory, kind: .single, configuration: configuration, clock: clock,
-            replaysInBackground: replaysInBackground)
-    }
+    /// Entries directly in `ready/`.
+    override class var layoutKind: CacheLayout.Kind { .single }
 }

@@ -77,15 +77,21 @@ public class JournaledFileCache: FileCaching, @unchecked Sendable {
     /// The cache's files and index.
     final let store: CacheStore
 
-    /// Opens the cache of layout `kind` in `directory` (see the subclasses' initializers).
+    /// The layout of the directories of the class an initializer is called on: each public
+    /// subclass names its own, and inherits the initializers below.
+    class var layoutKind: CacheLayout.Kind { .single }
+
+    /// Opens the cache in `directory` in the layout of the class it is called on (see the
+    /// subclasses' public initializers), with a custom clock for expiry (tests); without
+    /// `replaysInBackground` the journal's replay waits for the first operation that needs the
+    /// index (tests of the opening).
     init(
-        directory: URL, kind: CacheLayout.Kind, configuration: Configuration, clock: @escaping @Sendable () -> Date,
-        replaysInBackground: Bool
+        directory: URL, configuration: Configuration, clock: @escaping @Sendable () -> Date, replaysInBackground: Bool = true
     ) throws {
         self.directory = directory
         self.configuration = configuration
         store = try CacheStore(
-            directory: directory, kind: kind,
+            directory: directory, kind: Self.layoutKind,
             limits: CacheLimits(
                 byteLimit: configuration.byteLimit, countLimit: configuration.countLimit,
                 maximumAge: configuration.maximumAge, pinnedByteLimit: configuration.pinnedByteLimit),
