@@ -62,13 +62,8 @@ extension CacheStore {
         _ current: CurrentRecord, waitingAtMost budget: Double?
     ) throws(FileCacheError) -> Data? {
         let (record, path, verifiedStamp) = current
-        let descriptor = Posix.openForReading(path)
-        guard descriptor >= 0 else { throw missingFile(record, path: path, errno: -descriptor) }
+        let (descriptor, info) = try openEntryFile(record, path: path)
         defer { Posix.closeFile(descriptor) }
-        guard let info = Posix.status(of: descriptor) else {
-            throw .io(operation: "stat entry file", errno: errno)
-        }
-        guard Int(info.st_size) == record.size else { throw discard(record) }
         guard record.size > 0 else {
             guard record.checksum.matches(UnsafeRawBufferPointer(start: nil, count: 0)) else { throw discard(record) }
             return Data()
@@ -91,16 +86,29 @@ extension CacheStore {
         return Data(bytesNoCopy: buffer, count: record.size, deallocator: .free)
     }
 
+    /// Opens the file of `record` at `path` for reading, with its status; the caller closes the
+    /// descriptor. Throws as a read must: the file missing (see `missingFile`), not statable, or
+    /// of another size than the record's (the entry is discarded).
+    private func openEntryFile(_ record: EntryRecord, path: String) throws(FileCacheError) -> (descriptor: Int32, info: stat) {
+        let descriptor = Posix.openForReading(path)
+        guard descriptor >= 0 else { throw missingFile(record, path: path, errno: -descriptor) }
+        guard let info = Posix.status(of: descriptor) else {
+            let error = errno
+            Posix.closeFile(descriptor)
+            throw .io(operation: "stat entry file", errno: error)
+        }
+        guard Int(info.st_size) == record.size else {
+            Posix.closeFile(descriptor)
+            throw discard(record)
+        }
+        return (descriptor, info)
+    }
+
     /// Checks `entry`'s own file against its checksum without keeping the bytes.
     func verify(_ entry: FileCacheEntry) throws(FileCacheError) {
         guard let (record, path, verifiedStamp) = try currentRecord(of: entry, waitingAtMost: nil) else { return }
-        let descriptor = Posix.openForReading(path)
-        guard descriptor >= 0 else { throw missingFile(record, path: path, errno: -descriptor) }
+        let (descriptor, info) = try openEntryFile(record, path: path)
         defer { Posix.closeFile(descriptor) }
-        guard let info = Posix.status(of: descriptor) else {
-            throw .io(operation: "stat entry file", errno: errno)
-        }
-        guard Int(info.st_size) == record.size else { throw discard(record) }
         let stamp = FileStamp(info)
         if stamp == verifiedStamp { return }
         let chunk = min(max(record.size, 1), 1 << 20)
