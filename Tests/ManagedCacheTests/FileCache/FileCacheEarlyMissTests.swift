@@ -128,6 +128,31 @@ import Testing
         }
     }
 
+    /// Without a lookup table, a journal longer than a miss may scan (`missScanLimit`): a hit is
+    /// still served from the journal, a miss waits for the replay.
+    @Test(arguments: CacheKind.allCases)
+    func withoutATableALongJournalServesHitsEarlyAndMissesWait(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            let padding = String(repeating: "p", count: 2_000)
+            let count = JournalSnapshot.missScanLimit / 2_000 + 100
+            do {
+                let cache = try kind.open(root)
+                for index in 0..<count {
+                    try cache.store(testBytes(16, seed: UInt64(index)), forKey: "\(padding)\(index)", metadata: FileCacheMetadata())
+                }
+            }
+            try FileManager.default.removeItem(at: root.appendingPathComponent("journal.lookup"))
+            let cache = try kind.open(root, replaysInBackground: false)
+            let store = try cacheStore(of: cache)
+            #expect(!store.openingUsesLookupTable)
+            let entry = try #require(cache.entry(forKey: "\(padding)7"))
+            #expect(try cache.readData(for: entry) == testBytes(16, seed: 7))
+            #expect(store.isOpening, "the hit was served from the journal")
+            #expect(cache.entry(forKey: "never") == nil)
+            #expect(!store.isOpening, "the miss waited for the replay")
+        }
+    }
+
     /// What another instance appended after the opening is not in the snapshot: a lookup of it
     /// waits for the replay, which catches up, and finds it.
     @Test(arguments: CacheKind.allCases)

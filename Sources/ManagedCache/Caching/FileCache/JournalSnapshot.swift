@@ -143,14 +143,25 @@ final class JournalSnapshot: @unchecked Sendable {
     /// collision, or a damaged table) or does not check out makes the answer uncertain, as does
     /// anything the scan cannot read.
     func find(_ key: String, answeringMisses: Bool = true) -> Finding {
+        let found = findIgnoringLimits(key)
+        guard case .absent = found else { return found }
+        return answeringMisses && missesAreCertain ? .absent : .uncertain
+    }
+
+    /// Whether an `.absent` of `findIgnoringLimits` may be believed (see `find`). The scan for a
+    /// hit runs whatever the tail's length, as it did before misses were answered early: a key
+    /// found is the key's own entry, checked frame by frame.
+    private var missesAreCertain: Bool {
+        guard let table else { return bytes.count - headerEnd <= Self.missScanLimit }
+        return bytes.count - table.covered <= Self.missScanLimit && table.slotsAreIntact
+    }
+
+    /// `find` as if every miss could be believed.
+    private func findIgnoringLimits(_ key: String) -> Finding {
         var key = key
         return key.withUTF8 { keyBytes -> Finding in
             let key = UnsafeRawBufferPointer(keyBytes)
-            guard let table else {
-                if answeringMisses, bytes.count - headerEnd > Self.missScanLimit { return .uncertain }
-                return scan(key, from: headerEnd, current: nil, stamp: nil)
-            }
-            if answeringMisses, bytes.count - table.covered > Self.missScanLimit || !table.slotsAreIntact { return .uncertain }
+            guard let table else { return scan(key, from: headerEnd, current: nil, stamp: nil) }
             var current: EntryRecord?
             var stamp: FileStamp?
             var checksOut = true
