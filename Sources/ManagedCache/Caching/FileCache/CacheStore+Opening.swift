@@ -115,40 +115,38 @@ extension CacheStore {
     /// snapshot), is what builds the index; the install's other steps only remove entries (the
     /// reconciliation after a crash drops records whose file is gone) or apply this instance's
     /// uses. Every write of this instance waits for the replay, so nothing it commits can be
-    /// missing from the snapshot. The answer is as of the `stat` of the journal, taken after the
-    /// snapshot was read.
+    /// missing from the snapshot, and the answer stays right if the replay finishes meanwhile.
+    /// The answer is as of the `stat` of the journal, taken after the snapshot was read; it takes
+    /// no lock (a key served early was found in the same snapshot, so it is never absent from it).
     func earlyLookup(forKey key: String, job: OpeningReplay, now: Double) -> EarlyLookup {
-        enum Known {
-            case answer(EarlyAnswer)
-            case scan(journal: (device: UInt64, inode: UInt64)?)
-            case wait
-        }
-        let known = state.withLock { state -> Known in
-            guard state.opening === job, !state.degraded else { return .wait }
-            guard let answer = state.earlyAnswers[IndexKey(key)] else {
-                return .scan(journal: state.journal.map { ($0.device, $0.inode) })
-            }
-            guard answer.expires > now else { return .wait }
-            state.earlyTouches.append(key)
-            return .answer(answer)
-        }
-        let journal: (device: UInt64, inode: UInt64)?
-        switch known {
-        case .wait:
-            return .wait
-        case .answer(let answer):
-            return .entry(makeEntry(answer.record, path: answer.location.path))
-        case .scan(let open):
-            journal = open
-        }
         let found: JournalSnapshot.Answer
         switch job.snapshot.find(key) {
         case .uncertain:
             return .wait
         case .absent:
-            return journalIsStill(job.snapshot, journal) ? .absent : .wait
+            return job.snapshot.isStill(at: layout.journal) ? .absent : .wait
         case .entry(let answer):
             found = answer
+        }
+        enum Known {
+            case answer(EarlyAnswer)
+            case new
+            case wait
+        }
+        let known = state.withLock { state -> Known in
+            guard state.opening === job, !state.degraded else { return .wait }
+            guard let answer = state.earlyAnswers[IndexKey(key)] else { return .new }
+            guard answer.expires > now else { return .wait }
+            state.earlyTouches.append(key)
+            return .answer(answer)
+        }
+        switch known {
+        case .wait:
+            return .wait
+        case .answer(let answer):
+            return .entry(makeEntry(answer.record, path: answer.location.path))
+        case .new:
+            break
         }
         let path = layout.path(for: found.record.id)
         // After a crash, or a closing whose removals the journal could not record, the journal
@@ -168,13 +166,5 @@ extension CacheStore {
             return true
         }
         return served ? .entry(makeEntry(found.record, path: location.path)) : .wait
-    }
-
-    /// Whether the file at the journal's path is `journal` (the file the snapshot was mapped
-    /// from) at the snapshot's size: nothing was appended to it or put in its place since.
-    private func journalIsStill(_ snapshot: JournalSnapshot, _ journal: (device: UInt64, inode: UInt64)?) -> Bool {
-        guard let journal, let info = Posix.status(layout.journal) else { return false }
-        return UInt64(truncatingIfNeeded: info.st_dev) == journal.device && UInt64(truncatingIfNeeded: info.st_ino) == journal.inode
-            && Int(info.st_size) == snapshot.bytes.count
     }
 }

@@ -25,17 +25,20 @@ final class JournalSnapshot: @unchecked Sendable {
     let generation: UInt64
     /// The lookup table of this journal, when there is one (see `JournalLookupTable`).
     let table: JournalLookupTable?
+    /// The journal file's device and inode: whether the journal's path still names it.
+    let file: (device: UInt64, inode: UInt64)?
     private let mapping: UnsafeMutableRawPointer?
     private let copy: UnsafeMutableRawPointer?
 
     private init(
         bytes: UnsafeRawBufferPointer, headerEnd: Int, generation: UInt64, table: JournalLookupTable?,
-        mapping: UnsafeMutableRawPointer?, copy: UnsafeMutableRawPointer?
+        file: (device: UInt64, inode: UInt64)?, mapping: UnsafeMutableRawPointer?, copy: UnsafeMutableRawPointer?
     ) {
         self.bytes = bytes
         self.headerEnd = headerEnd
         self.generation = generation
         self.table = table
+        self.file = file
         self.mapping = mapping
         self.copy = copy
     }
@@ -85,9 +88,12 @@ final class JournalSnapshot: @unchecked Sendable {
             }
         }
         let table = header.flatMap { JournalLookupTable.open(tablePath, generation: $0.generation, journalSize: size) }
+        let file = Posix.status(of: descriptor).map {
+            (device: UInt64(truncatingIfNeeded: $0.st_dev), inode: UInt64(truncatingIfNeeded: $0.st_ino))
+        }
         let snapshot = JournalSnapshot(
-            bytes: bytes, headerEnd: header?.size ?? 0, generation: header?.generation ?? 0, table: table, mapping: mapping,
-            copy: copy)
+            bytes: bytes, headerEnd: header?.size ?? 0, generation: header?.generation ?? 0, table: table, file: file,
+            mapping: mapping, copy: copy)
         guard let header else { return .unusable }
         return header.kind == layout.rawValue ? .snapshot(snapshot) : .foreignLayout
     }
@@ -132,6 +138,14 @@ final class JournalSnapshot: @unchecked Sendable {
     /// snapshot: beyond it (no lookup table, or a long tail after it) a scan per miss would cost
     /// about as much as the replay it spares.
     static let missScanLimit = 1 << 20
+
+    /// Whether the file at `path` is still this snapshot's journal at the snapshot's size: nothing
+    /// was appended to it or put in its place since (one `stat`).
+    func isStill(at path: String) -> Bool {
+        guard let file, let info = Posix.status(path) else { return false }
+        return UInt64(truncatingIfNeeded: info.st_dev) == file.device && UInt64(truncatingIfNeeded: info.st_ino) == file.inode
+            && Int(info.st_size) == bytes.count
+    }
 
     /// `lookUp`, telling "no entry" from "not certain" when `answeringMisses`.
     ///
