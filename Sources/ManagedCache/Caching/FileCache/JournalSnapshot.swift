@@ -1,3 +1,5 @@
+import ManagedCacheLocking
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -13,7 +15,8 @@ import Darwin
 /// where it started, and compaction and repair write a new file and rename it over the path,
 /// leaving this inode, and so this mapping, as it was.
 final class JournalSnapshot: @unchecked Sendable {
-    // Safe to be Sendable: nothing here is mutable after `init`; the bytes are a private,
+    // Safe to be Sendable: nothing here is mutable after `init` but `walkedTail`, behind its
+    // lock; the bytes are a private,
     // read-only mapping (or a private copy) whose contents never change (see above), and they are
     // unmapped only in `deinit`, when no one can be reading them.
 
@@ -29,6 +32,8 @@ final class JournalSnapshot: @unchecked Sendable {
     let file: (device: UInt64, inode: UInt64)?
     private let mapping: UnsafeMutableRawPointer?
     private let copy: UnsafeMutableRawPointer?
+    /// The keys of the tail (see `tailKeys`), once walked.
+    private let walkedTail = Lock<TailKeys?>(nil)
 
     private init(
         bytes: UnsafeRawBufferPointer, headerEnd: Int, generation: UInt64, table: JournalLookupTable?,
@@ -175,7 +180,10 @@ final class JournalSnapshot: @unchecked Sendable {
         var key = key
         return key.withUTF8 { keyBytes -> Finding in
             let key = UnsafeRawBufferPointer(keyBytes)
-            guard let table else { return scan(key, from: headerEnd, current: nil, stamp: nil) }
+            guard let table else {
+                if !tailKeys.mayHave(key) { return .absent }
+                return scan(key, from: headerEnd, current: nil, stamp: nil)
+            }
             var current: EntryRecord?
             var stamp: FileStamp?
             var checksOut = true
@@ -208,11 +216,70 @@ final class JournalSnapshot: @unchecked Sendable {
                 return false
             }
             guard checksOut else { return .uncertain }
+            if current == nil, !otherKeys, !tailKeys.mayHave(key) { return .absent }
             let found = scan(key, from: table.covered, current: current, stamp: stamp)
             if case .absent = found, current == nil, otherKeys { return .uncertain }
             return found
         }
     }
+
+    /// The keys that have a frame in the tail: the part of the snapshot a lookup scans after the
+    /// lookup table (all of it past the header without one).
+    ///
+    /// Why: a miss would otherwise walk the whole tail, up to `missScanLimit` bytes (the table is
+    /// rewritten at closing only once the tail passes 64 KiB or 1/16 of the journal), each time.
+    /// The first lookup walks it once, as the scan does (frames by their length prefixes, keys read
+    /// in place), and notes the XXH64 of every key; a key not among them has no frame there, so
+    /// the table's answer stands. A tail that does not read through, or is longer than a miss may
+    /// scan, is not walked (`unknown`): every lookup scans, as before.
+    private var tailKeys: TailKeys {
+        walkedTail.withLock { walked in
+            if let walked { return walked }
+            let start = table?.covered ?? headerEnd
+            let keys = bytes.count - start <= Self.missScanLimit ? walkKeys(from: start) : .unknown
+            walked = keys
+            return keys
+        }
+    }
+
+    /// The hashes of the keys with a frame past some offset, or `unknown`.
+    private enum TailKeys {
+        case hashes(Set<UInt64>)
+        case unknown
+
+        /// Whether `key` may have a frame there.
+        func mayHave(_ key: UnsafeRawBufferPointer) -> Bool {
+            guard case .hashes(let hashes) = self else { return true }
+            return hashes.contains(XXH64.hash(key))
+        }
+    }
+
+    /// Walks the frames from `start` to the end (as `scan` does) and hashes the key of every
+    /// keyed one; `unknown` if they do not read through to the end.
+    private func walkKeys(from start: Int) -> TailKeys {
+        guard let base = bytes.baseAddress else { return .unknown }
+        var hashes = Set<UInt64>()
+        var offset = start
+        let end = bytes.count
+        while end - offset >= 8 {
+            let length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            guard length >= 1, length <= JournalEncoder.maximumPayload, end - offset - 8 >= length else { return .unknown }
+            let payload = offset + 8
+            offset = payload + length
+            let type = base.load(fromByteOffset: payload, as: UInt8.self)
+            guard type >= 1, type <= 10 else { return .unknown }
+            guard Self.keyedTypes >> UInt16(type) & 1 != 0 else { continue }
+            guard length >= 5 else { return .unknown }
+            let keyCount = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload + 1, as: UInt32.self)))
+            guard keyCount <= length - 5 else { return .unknown }
+            hashes.insert(XXH64.hash(UnsafeRawBufferPointer(start: base + payload + 5, count: keyCount)))
+        }
+        return offset == end ? .hashes(hashes) : .unknown
+    }
+
+    /// Types 2, 3, 5, 7, 8, 9 and 10 start with the key (a u32 length, the bytes); a touch (4)
+    /// changes nothing a lookup returns; the header (1) and sessions (6) have no key.
+    private static let keyedTypes: UInt16 = 1 << 2 | 1 << 3 | 1 << 5 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 10
 
     /// The record of the whole frame starting at `offset`, if it lies below `limit` and checks out.
     private func frame(at offset: UInt32, below limit: Int) -> JournalRecord? {
@@ -252,10 +319,7 @@ final class JournalSnapshot: @unchecked Sendable {
             let type = base.load(fromByteOffset: payload, as: UInt8.self)
             // An unknown type is damage to the replay: only it can judge what follows.
             guard type >= 1, type <= 10 else { return .uncertain }
-            // Types 2, 3, 5, 7, 8, 9 and 10 start with the key (a u32 length, the bytes); a touch
-            // (4) changes nothing a lookup returns; the header (1) and sessions (6) have no key.
-            let keyedTypes: UInt16 = 1 << 2 | 1 << 3 | 1 << 5 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 10
-            guard keyedTypes >> UInt16(type) & 1 != 0, length >= 5 + keyCount else { continue }
+            guard Self.keyedTypes >> UInt16(type) & 1 != 0, length >= 5 + keyCount else { continue }
             let storedCount = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload + 1, as: UInt32.self)))
             guard storedCount == keyCount else { continue }
             let stored = base + payload + 5
