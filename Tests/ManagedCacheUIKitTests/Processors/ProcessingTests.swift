@@ -174,12 +174,16 @@ private struct Refusing: ImageProcessor {
                 format: ImageCacheFormat(name: storing ? "kept" : "memory", storesVariantInFileCache: storing),
                 processors: [PNGSizeProcessor(runs: runs)], backend: PNGPixelBackend())
         }
-        let first = makeNetworkManager(fileCache: try FileCache(directory: directory.url))
+        let fileCache = try FileCache(directory: directory.url)
+        let first = makeNetworkManager(fileCache: fileCache)
         for storing in [true, false] {
             let image = try await first.object(for: request, decoder: decoder(storing: storing))
             #expect(image.pixelSize == PixelSize(width: 20, height: 10))
         }
         #expect(runs.count == 2)
+        // The kept variant is written after its users are answered: wait for it, or the next
+        // manager may find only the original and process it again.
+        #expect(await waitUntil { fileCache.entriesByRecency(limit: 10).contains { $0.key != request.dataKey } })
         #expect(decoder(storing: true).storesVariant && !decoder(storing: false).storesVariant)
 
         // A new manager on the same directory: the kept variant is read as it is (not processed
