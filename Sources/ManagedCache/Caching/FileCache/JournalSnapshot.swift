@@ -262,12 +262,8 @@ final class JournalSnapshot: @unchecked Sendable {
         var offset = start
         let end = bytes.count
         while end - offset >= 8 {
-            let length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-            guard length >= 1, length <= JournalEncoder.maximumPayload, end - offset - 8 >= length else { return .unknown }
-            let payload = offset + 8
+            guard let (payload, length, type) = Self.frameHeader(in: base, at: offset, end: end) else { return .unknown }
             offset = payload + length
-            let type = base.load(fromByteOffset: payload, as: UInt8.self)
-            guard type >= 1, type <= 10 else { return .unknown }
             guard Self.keyedTypes >> UInt16(type) & 1 != 0 else { continue }
             guard length >= 5 else { return .unknown }
             let keyCount = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload + 1, as: UInt32.self)))
@@ -275,6 +271,20 @@ final class JournalSnapshot: @unchecked Sendable {
             hashes.insert(XXH64.hash(UnsafeRawBufferPointer(start: base + payload + 5, count: keyCount)))
         }
         return offset == end ? .hashes(hashes) : .unknown
+    }
+
+    /// The frame starting at `offset` (before `end`): where its payload starts, its length and its
+    /// record type; `nil` when the bytes there are not a whole frame of a known type (a torn or
+    /// damaged end, or a type this version does not know): only the replay can judge what follows.
+    @inline(__always)
+    private static func frameHeader(in base: UnsafeRawPointer, at offset: Int, end: Int) -> (
+        payload: Int, length: Int, type: UInt8
+    )? {
+        let length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        guard length >= 1, length <= JournalEncoder.maximumPayload, end - offset - 8 >= length else { return nil }
+        let type = base.load(fromByteOffset: offset + 8, as: UInt8.self)
+        guard type >= 1, type <= 10 else { return nil }
+        return (offset + 8, length, type)
     }
 
     /// Types 2, 3, 5, 7, 8, 9 and 10 start with the key (a u32 length, the bytes); a touch (4)
@@ -312,13 +322,8 @@ final class JournalSnapshot: @unchecked Sendable {
         var probeWord: UInt64 = keyCount >= 8 ? mine.loadUnaligned(fromByteOffset: probe, as: UInt64.self) : 0
         var offset = start
         while end - offset >= 8 {
-            let length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-            guard length >= 1, length <= JournalEncoder.maximumPayload, end - offset - 8 >= length else { return .uncertain }
-            let payload = offset + 8
+            guard let (payload, length, type) = Self.frameHeader(in: base, at: offset, end: end) else { return .uncertain }
             offset = payload + length
-            let type = base.load(fromByteOffset: payload, as: UInt8.self)
-            // An unknown type is damage to the replay: only it can judge what follows.
-            guard type >= 1, type <= 10 else { return .uncertain }
             guard Self.keyedTypes >> UInt16(type) & 1 != 0, length >= 5 + keyCount else { continue }
             let storedCount = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: payload + 1, as: UInt32.self)))
             guard storedCount == keyCount else { continue }
