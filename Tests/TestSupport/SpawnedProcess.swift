@@ -46,6 +46,11 @@ public final class SpawnedProcess: Sendable {
         executable: URL, arguments: [String], environment: [String: String]? = nil, standardOutput: Output = .inherit,
         standardError: Output = .inherit
     ) throws {
+        #if !canImport(Darwin)
+        guard let closeFrom = Self.addCloseFrom else {
+            throw SpawnError(step: "posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later)", code: ENOSYS)
+        }
+        #endif
         var pipeEnds: [Int32] = [-1, -1]
         if case .pipe = standardOutput {
             guard pipe(&pipeEnds) == 0 else { throw SpawnError(step: "pipe", code: errno) }
@@ -94,9 +99,6 @@ public final class SpawnedProcess: Sendable {
         posix_spawn_file_actions_addinherit_np(&actions, 0)
         #else
         // Last, after the dup2 above: closes the pipe's original ends in the child too.
-        guard let closeFrom = Self.addCloseFrom else {
-            throw SpawnError(step: "posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later)", code: ENOSYS)
-        }
         _ = closeFrom(&actions, 3)
         #endif
         let argv = ([executable.path] + arguments).map { strdup($0) }
