@@ -13,7 +13,8 @@ import FoundationNetworking
 ///
 /// A third side, the engine's `URLSessionDataLoader` driven directly, is informational: it splits
 /// the gap between the manager and raw `URLSession` into what the loader costs and what the
-/// manager adds on top.
+/// manager adds on top. A fourth, `StreamingBaselineSession`, is the floor under any loader that
+/// sees the bytes as they arrive.
 struct NetworkThroughputScenario: BenchmarkScenario {
     let identifier = "network"
     let usesNetwork = true
@@ -51,6 +52,7 @@ struct NetworkThroughputScenario: BenchmarkScenario {
             { measure("manager") { try Self.managerThroughput(urls("manager"), fetcher) } },
             { measure("URLSession") { try Self.sessionThroughput(urls("session"), fetcher) } },
             { measure("loader") { try Self.loaderThroughput(urls("loader"), fetcher) } },
+            { measure("streaming") { try Self.streamingThroughput(urls("streaming"), fetcher) } },
         ])
         if let failure { throw BenchmarkFailure(failure) }
         let perSecond = { (value: Double) in Format.number(value) + "/s" }
@@ -76,6 +78,16 @@ struct NetworkThroughputScenario: BenchmarkScenario {
                     "the loader streams through delegate callbacks; the manager row adds handlers, "
                         + "the fetch task, the idle-timeout watchdog, decoding and delivery on top of it"
                 ]),
+            ResultRow(
+                scenario: "(diagnostic) the floor of a streaming loader: raw `URLSession` with a data delegate",
+                ours: Format.median(samples[3], perSecond),
+                baseline: "raw `URLSession`: \(Format.median(samples[1], perSecond))",
+                ratio: Format.ratio(samples[3].pairedRatio(to: samples[1])), target: "—", met: nil,
+                notes: [
+                    "`StreamingBaselineSession`: the same session configuration, a data task per URL whose bytes "
+                        + "arrive in `didReceive data` and are handed back at completion, nothing else; "
+                        + "CPU time per object \(microseconds(cpu["streaming"]))"
+                ]),
         ]
     }
 
@@ -100,6 +112,15 @@ struct NetworkThroughputScenario: BenchmarkScenario {
             let (data, response) = try await session.data(from: url)
             guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchmarkFailure("status") }
             return data.count
+        }
+    }
+
+    /// Objects per second through a new `StreamingBaselineSession`.
+    static func streamingThroughput(_ urls: [URL], _ fetcher: ConcurrentFetcher) throws -> Double {
+        let client = StreamingBaselineSession.make(maximumConnectionsPerHost: concurrency)
+        defer { client.invalidate() }
+        return try fetcher.objectsPerSecond(urls, expectedSize: objectSize) { url in
+            try await client.byteCount(of: url)
         }
     }
 

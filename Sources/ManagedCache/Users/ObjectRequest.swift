@@ -118,7 +118,7 @@ public struct ObjectRequest: Sendable, Hashable {
     public var dataKey: String { storage.dataKey }
 
     /// The key of the object `decoder` makes from this request's bytes.
-    func objectKey(variant: String) -> ObjectKey {
+    package func objectKey(variant: String) -> ObjectKey {
         ObjectKey(dataKey: storage.dataKey, dataKeyHash: storage.dataKeyHash, variant: variant)
     }
 
