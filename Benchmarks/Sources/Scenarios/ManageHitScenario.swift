@@ -93,32 +93,28 @@ struct ManageHitScenario: BenchmarkScenario {
                         + "\(Format.grouped(entries)) rows in memory; each call re-points the cell (one atomic store), "
                         + "detaches it from its old key, attaches it to the new one and delivers the object before returning"
                 ]),
-            ResultRow(
-                scenario: "(diagnostic) `cachedObject(for:decoder:)` on the same rows: the key and the memory-cache lookup alone",
-                ours: Format.median(samples[2], { Format.number($0) + " ns" }),
-                baseline: "`Dictionary` + `Mutex`: \(Format.median(baseline, { Format.number($0) + " ns" }))",
-                ratio: Format.ratio(samples[2].pairedRatio(to: baseline)), target: "—", met: nil,
-                notes: [
-                    "builds the `ObjectKey` from the request (`dataKey`) and the decoder, looks it up in the manager's "
-                        + "memory cache and casts the object: the part of a hit `manage` does before taking its lock"
-                ]),
-            floorRow(
+            diagnosticRow(
+                "(diagnostic) `cachedObject(for:decoder:)` on the same rows: the key and the memory-cache lookup alone",
+                samples[2], baseline: baseline,
+                note: "builds the `ObjectKey` from the request (`dataKey`) and the decoder, looks it up in the manager's "
+                    + "memory cache and casts the object: the part of a hit `manage` does before taking its lock"),
+            diagnosticRow(
                 "(diagnostic) the floor of this design: a memory-cache table and a table of handlers",
                 samples[3], baseline: baseline,
                 note: "the same calls through the bare data structures of the engine's design (`HandlerPerKeyFloor`): "
                     + "the request's key, a `MemoryCache` lookup, then under one lock the cell's record, the old row's "
                     + "handler dropped and the new row's created; then the cell's callback"),
-            floorRow(
+            diagnosticRow(
                 "(diagnostic) the floor of a design whose memory-cache entries are the handlers",
                 samples[4], baseline: baseline,
                 note: "the same calls through `MergedTableFloor`: under one lock, the entry by key (marked used) and "
                     + "the cell's record, moved from its old entry's list to the new one's; then the cell's callback"),
-            floorRow(
+            diagnosticRow(
                 "(diagnostic) the same, with each user's record kept in the user (no table of users)",
                 samples[5], baseline: baseline,
                 note: "`MergedTableFloor` finding the cell's record by the cell's slot in an array, as if the user "
                     + "protocol asked every user for a stored slot (HJCache's users hold their handler)"),
-            floorRow(
+            diagnosticRow(
                 "(diagnostic) the floor of any design: the cell's request, one `Dictionary` lookup, the callback",
                 samples[6], baseline: baseline,
                 note: "the same calls through `LookupOnlyFloor`: the cell is given its row and asked for its request, "
@@ -127,12 +123,12 @@ struct ManageHitScenario: BenchmarkScenario {
         ]
     }
 
-    /// A diagnostic row: a floor's time per call against the baseline's, with no target.
-    private func floorRow(_ scenario: String, _ floor: Samples, baseline: Samples, note: String) -> ResultRow {
+    /// A row with no target: a side's time per call against the baseline's.
+    private func diagnosticRow(_ scenario: String, _ side: Samples, baseline: Samples, note: String) -> ResultRow {
         ResultRow(
-            scenario: scenario, ours: Format.median(floor, { Format.number($0) + " ns" }),
+            scenario: scenario, ours: Format.median(side, { Format.number($0) + " ns" }),
             baseline: "`Dictionary` + `Mutex`: \(Format.median(baseline, { Format.number($0) + " ns" }))",
-            ratio: Format.ratio(floor.pairedRatio(to: baseline)), target: "—", met: nil, notes: [note])
+            ratio: Format.ratio(side.pairedRatio(to: baseline)), target: "—", met: nil, notes: [note])
     }
 
     @inline(never)

@@ -57,6 +57,13 @@ struct NetworkThroughputScenario: BenchmarkScenario {
         if let failure { throw BenchmarkFailure(failure) }
         let perSecond = { (value: Double) in Format.number(value) + "/s" }
         let microseconds = { (samples: Samples?) in Format.number(samples?.median ?? 0) + " µs" }
+        /// A row with no target: `side` against raw `URLSession` in the same run.
+        func diagnostic(_ scenario: String, _ side: Samples, note: String) -> ResultRow {
+            ResultRow(
+                scenario: scenario, ours: Format.median(side, perSecond),
+                baseline: "raw `URLSession`: \(Format.median(samples[1], perSecond))",
+                ratio: Format.ratio(side.pairedRatio(to: samples[1])), target: "—", met: nil, notes: [note])
+        }
         return [
             .comparing(
                 "\(Format.grouped(objects)) distinct 16 KB objects from a loopback HTTP server, no file cache",
@@ -69,25 +76,15 @@ struct NetworkThroughputScenario: BenchmarkScenario {
                         + "\(microseconds(cpu["manager"])), raw `URLSession` \(microseconds(cpu["URLSession"])), loader alone "
                         + "\(microseconds(cpu["loader"]))"
                 ]),
-            ResultRow(
-                scenario: "(diagnostic) the same through the engine's `URLSessionDataLoader` alone",
-                ours: Format.median(samples[2], perSecond),
-                baseline: "raw `URLSession`: \(Format.median(samples[1], perSecond))",
-                ratio: Format.ratio(samples[2].pairedRatio(to: samples[1])), target: "—", met: nil,
-                notes: [
-                    "the loader streams through delegate callbacks; the manager row adds handlers, "
-                        + "the fetch task, the idle-timeout watchdog, decoding and delivery on top of it"
-                ]),
-            ResultRow(
-                scenario: "(diagnostic) the floor of a streaming loader: raw `URLSession` with a data delegate",
-                ours: Format.median(samples[3], perSecond),
-                baseline: "raw `URLSession`: \(Format.median(samples[1], perSecond))",
-                ratio: Format.ratio(samples[3].pairedRatio(to: samples[1])), target: "—", met: nil,
-                notes: [
-                    "`StreamingBaselineSession`: the same session configuration, a data task per URL whose bytes "
-                        + "arrive in `didReceive data` and are handed back at completion, nothing else; "
-                        + "CPU time per object \(microseconds(cpu["streaming"]))"
-                ]),
+            diagnostic(
+                "(diagnostic) the same through the engine's `URLSessionDataLoader` alone", samples[2],
+                note: "the loader streams through delegate callbacks; the manager row adds handlers, "
+                    + "the fetch task, the idle-timeout watchdog, decoding and delivery on top of it"),
+            diagnostic(
+                "(diagnostic) the floor of a streaming loader: raw `URLSession` with a data delegate", samples[3],
+                note: "`StreamingBaselineSession`: the same session configuration, a data task per URL whose bytes "
+                    + "arrive in `didReceive data` and are handed back at completion, nothing else; "
+                    + "CPU time per object \(microseconds(cpu["streaming"]))"),
         ]
     }
 
