@@ -191,3 +191,89 @@ final class LookupOnlyFloor: Sendable {
         }
     }
 }
+
+/// `MergedTableFloor` written without references on the hit path: entries and users' records
+/// are values in arrays, found by index (the key's entry through one `Dictionary` lookup, the
+/// user's record by the slot the user carries), and an entry lists its users as a linked list of
+/// record indices. Moving a cell to another row rewrites a few integers: no allocation and no
+/// reference counting beyond the object handed to the cell. Each record's weak reference to its
+/// user is made once, when the record is, and never touched by a hit.
+final class CompactTableFloor: Sendable {
+    struct Entry {
+        /// The first of the entry's users (a record index), or -1.
+        var firstUser: Int32 = -1
+        var recentlyUsed = false
+    }
+
+    struct Record {
+        /// The entry the user is listed on, and its neighbours in that entry's list; -1: none.
+        var entry: Int32 = -1
+        var previous: Int32 = -1
+        var next: Int32 = -1
+    }
+
+    /// The user of a record, held weakly; made once per record.
+    final class WeakUser {
+        weak var user: ReusableCell?
+
+        init(_ user: ReusableCell) {
+            self.user = user
+        }
+    }
+
+    struct Tables {
+        var entryIndex: [ObjectKey: Int32]
+        var entries: [Entry]
+        var objects: [Payload]
+        var records: [Record] = []
+        var users: [WeakUser] = []
+    }
+
+    private let tables: BaselineLock<Tables>
+
+    /// A floor holding `objects` under `keys`.
+    init(keys: [ObjectKey], objects: [Payload]) {
+        let index = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, Int32($0)) })
+        tables = BaselineLock(
+            Tables(entryIndex: index, entries: Array(repeating: Entry(), count: keys.count), objects: objects))
+    }
+
+    /// Lists `cell` on the entry of the row it shows and gives it the object.
+    func manage(_ cell: ReusableCell, variant: String) {
+        guard let request = cell.objectRequest else { return }
+        let key = request.objectKey(variant: variant)
+        let object = tables.withLock { tables -> Payload? in
+            guard let entry = tables.entryIndex[key] else { return nil }
+            tables.entries[Int(entry)].recentlyUsed = true
+            let record = Int32(cell.slot)
+            while tables.records.count <= cell.slot {
+                tables.records.append(Record())
+                tables.users.append(WeakUser(cell))
+            }
+            if tables.records[Int(record)].entry != entry {
+                Self.unlink(record, in: &tables)
+                Self.link(record, to: entry, in: &tables)
+            }
+            return tables.objects[Int(entry)]
+        }
+        if let object { cell.managedObjectReady(object, origin: .memory, request: request) }
+    }
+
+    private static func unlink(_ record: Int32, in tables: inout Tables) {
+        let old = tables.records[Int(record)]
+        guard old.entry >= 0 else { return }
+        if old.previous >= 0 {
+            tables.records[Int(old.previous)].next = old.next
+        } else {
+            tables.entries[Int(old.entry)].firstUser = old.next
+        }
+        if old.next >= 0 { tables.records[Int(old.next)].previous = old.previous }
+    }
+
+    private static func link(_ record: Int32, to entry: Int32, in tables: inout Tables) {
+        let first = tables.entries[Int(entry)].firstUser
+        tables.records[Int(record)] = Record(entry: entry, previous: -1, next: first)
+        if first >= 0 { tables.records[Int(first)].previous = record }
+        tables.entries[Int(entry)].firstUser = record
+    }
+}

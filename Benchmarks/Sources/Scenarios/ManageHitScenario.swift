@@ -33,6 +33,7 @@ struct ManageHitScenario: BenchmarkScenario {
         let handlerPerKey = HandlerPerKeyFloor(memoryCache: manager.memoryCache)
         let mergedTable = MergedTableFloor(keys: keys, objects: objects)
         let lookupOnly = LookupOnlyFloor(keys: keys, objects: objects)
+        let compactTable = CompactTableFloor(keys: keys, objects: objects)
         /// Runs `floor` over every call of the order and checks what the cells show.
         func measureFloor(_ floor: (ReusableCell) -> Void) -> Double {
             let nanoseconds = MemoryCacheLookupScenario.nanoseconds(order.count) {
@@ -80,6 +81,7 @@ struct ManageHitScenario: BenchmarkScenario {
             { measureFloor { mergedTable.manage($0, variant: decoder.identifier) } },
             { measureFloor { mergedTable.manage($0, variant: decoder.identifier, recordInUser: true) } },
             { measureFloor { lookupOnly.manage($0, variant: decoder.identifier) } },
+            { measureFloor { compactTable.manage($0, variant: decoder.identifier) } },
         ])
         let (ours, baseline) = (samples[0], samples[1])
         if let failure { throw BenchmarkFailure(failure) }
@@ -120,6 +122,12 @@ struct ManageHitScenario: BenchmarkScenario {
                 note: "the same calls through `LookupOnlyFloor`: the cell is given its row and asked for its request, "
                     + "the key is built, looked up in the baseline's locked `Dictionary`, and the cell is called; "
                     + "nothing is attached"),
+            diagnosticRow(
+                "(diagnostic) the merged design without references on the hit path",
+                samples[7], baseline: baseline,
+                note: "`CompactTableFloor`: entries and users' records are values in arrays, found by the key's index "
+                    + "and the user's slot; an entry lists its users by record index, so moving a cell rewrites a few "
+                    + "integers; then the cell's callback"),
         ]
     }
 
