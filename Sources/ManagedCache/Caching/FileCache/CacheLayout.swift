@@ -33,6 +33,8 @@ struct CacheLayout: Sendable {
     let root: String
     let ready: String
     let loading: String
+    /// `loading/` and the start of a temporary file's name (`FileNames.temporaryNamePrefix`), in UTF-8.
+    private let temporaryPrefix: [UInt8]
     let journal: String
     let journalLock: String
     let sessionLock: String
@@ -51,6 +53,7 @@ struct CacheLayout: Sendable {
         let ready = root + "/ready"
         self.ready = ready
         loading = root + "/loading"
+        temporaryPrefix = Array((loading + "/" + FileNames.temporaryNamePrefix).utf8)
         journal = root + "/journal"
         journalLock = root + "/lock"
         sessionLock = root + "/session.lock"
@@ -75,8 +78,8 @@ struct CacheLayout: Sendable {
     /// Renames a finished write from `loading/` to its place in `ready/`, creating `ready/` and
     /// the bucket directory when missing (they are created on first use, and again after
     /// `removeAll`). Returns 0, or the `errno` of the failure.
-    func promote(_ temporaryPath: String, id: FileID) -> Int32 {
-        let destination = path(for: id)
+    /// `destination` is `path(for: id)`, which the caller already has.
+    func promote(_ temporaryPath: String, to destination: String, id: FileID) -> Int32 {
         var error = Posix.renameItem(temporaryPath, destination)
         if error == ENOENT, Posix.makeDirectory(ready) == 0, Posix.makeDirectory(bucketDirectories[bucket(of: id)]) == 0 {
             error = Posix.renameItem(temporaryPath, destination)
@@ -84,9 +87,22 @@ struct CacheLayout: Sendable {
         return error
     }
 
-    /// A new path in `loading/` for an in-progress write.
+    /// A new path in `loading/` for an in-progress write: `temporaryPrefix`, 16 hex digits of
+    /// `FileNames.uniqueRandom()`, `.part`. Written into one new string: no interpolation, no
+    /// concatenation (this runs once per write).
     func newTemporaryPath() -> String {
-        loading + "/" + FileNames.temporaryName()
+        let prefix = temporaryPrefix
+        let length = prefix.count + FileNames.temporaryNameTailLength
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            _ = buffer.initialize(fromContentsOf: prefix)
+            FileNames.writeHex(FileNames.uniqueRandom(), into: buffer, at: prefix.count)
+            var position = prefix.count + 16
+            for byte in ".part".utf8 {
+                buffer[position] = byte
+                position += 1
+            }
+            return length
+        }
     }
 
     /// Creates the root, `loading/`, `ready/` and `sessions/` (bucket directories are created when first

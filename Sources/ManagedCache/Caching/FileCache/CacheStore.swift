@@ -242,13 +242,15 @@ final class CacheStore: Sendable {
         var dated = record
         dated.created = now
         let committing = dated
+        // Built once: the rename, the record's step and the returned entry all name this file.
+        let destination = layout.path(for: committing.id)
         try withState { state throws(FileCacheError) in try state._beginPromotion(committing.id) }
-        let renameError = layout.promote(temporaryPath, id: committing.id)
+        let renameError = layout.promote(temporaryPath, to: destination, id: committing.id)
         betweenRenameAndRecord.withLock { $0 }?()
         let committed = try withState { state throws(FileCacheError) in
-            try state._finishPromotion(committing, renameError: renameError, now: now)
+            try state._finishPromotion(committing, at: destination, renameError: renameError, now: now)
         }
-        return makeEntry(committed)
+        return makeEntry(committed, path: destination)
     }
 
     func store(_ data: Data, forKey key: String, metadata: FileCacheMetadata, pinned: Bool = false) throws(FileCacheError)

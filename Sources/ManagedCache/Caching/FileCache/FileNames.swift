@@ -2,13 +2,17 @@ import ManagedCacheLocking
 
 /// Helpers for the names of files and directories in a cache.
 enum FileNames {
-    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// The lowercase hex digit of `nibble` (0…15). Arithmetic, not a table: a global array costs
+    /// a lazy-initialization check and a bounds check per digit, and a write names two files.
+    @inline(__always)
+    static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? 0x30 &+ nibble : 0x57 &+ nibble  // "0"…"9", "a"…"f"
+    }
 
     /// Writes `value` as 16 lowercase hex digits at `offset`.
     static func writeHex(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
         for index in 0..<16 {
-            let nibble = Int(truncatingIfNeeded: value >> UInt64(60 - index * 4)) & 0xF
-            buffer[offset + index] = digits[nibble]
+            buffer[offset + index] = hexDigit(UInt8(truncatingIfNeeded: value >> UInt64(60 - index * 4)) & 0xF)
         }
     }
 
@@ -24,8 +28,8 @@ enum FileNames {
     /// A bucket directory's name: two lowercase hex digits.
     static func bucketName(_ bucket: Int) -> String {
         String(unsafeUninitializedCapacity: 2) { buffer in
-            buffer[0] = digits[(bucket >> 4) & 0xF]
-            buffer[1] = digits[bucket & 0xF]
+            buffer[0] = hexDigit(UInt8(truncatingIfNeeded: bucket >> 4) & 0xF)
+            buffer[1] = hexDigit(UInt8(truncatingIfNeeded: bucket) & 0xF)
             return 2
         }
     }
@@ -57,12 +61,14 @@ enum FileNames {
         return value ^ (value >> 31)
     }
 
-    /// A name for an in-progress write that no other writer (thread, instance or process) uses:
-    /// the process id and 64 bits from `uniqueRandom`, so even a process that reuses a dead one's
-    /// pid cannot pick a name still on disk.
-    static func temporaryName() -> String {
-        "\(Posix.processID)-\(String(uniqueRandom(), radix: 16)).part"
-    }
+    /// What a name for an in-progress write starts with: the process id and a dash. The name
+    /// goes on with 16 hex digits of `uniqueRandom` and `.part` (see `CacheLayout.newTemporaryPath`),
+    /// so no other writer (thread, instance or process) uses it: even a process that reuses a
+    /// dead one's pid cannot pick a name still on disk.
+    static var temporaryNamePrefix: String { "\(Posix.processID)-" }
+
+    /// The length of what follows `temporaryNamePrefix`: 16 hex digits and `.part`.
+    static let temporaryNameTailLength = 21
 
     /// A unique name for a temporary file or directory beside the index (compaction, removeAll).
     static func uniqueSuffix() -> String {

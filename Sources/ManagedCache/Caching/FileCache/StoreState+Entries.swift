@@ -73,7 +73,8 @@ extension StoreState {
         promotions.insert(id)
     }
 
-    /// Step 2 of a commit, after the rename (`renameError`, 0 when it succeeded): journals the
+    /// Step 2 of a commit, after the rename to `destination` (`layout.path(for: record.id)`;
+    /// `renameError`, 0 when it succeeded): journals the
     /// entry, releases what `_beginPromotion` took, then enforces the limits. The previous
     /// version's file, if any, is deleted after the mutex is released. The caller deletes the
     /// temporary file when this throws.
@@ -82,14 +83,13 @@ extension StoreState {
     /// stays pinned until it is unpinned or removed) is checked against the pinned quota here,
     /// under the lock, and journaled pinned in its own `add` record; over the quota, nothing is
     /// journaled, the promoted file is deleted and the previous version stays.
-    mutating func _finishPromotion(_ record: EntryRecord, renameError error: Int32, now: Double) throws(FileCacheError)
-        -> EntryRecord
-    {
+    mutating func _finishPromotion(
+        _ record: EntryRecord, at destination: String, renameError error: Int32, now: Double
+    ) throws(FileCacheError) -> EntryRecord {
         defer {
             promotions.remove(record.id)
             _unlockJournal()
         }
-        let destination = layout.path(for: record.id)
         guard error == 0 else {
             degraded = true
             throw .io(operation: "promote entry into ready/", errno: error)
