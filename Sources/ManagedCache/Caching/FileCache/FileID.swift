@@ -16,13 +16,7 @@ struct FileID: Hashable, Sendable {
 
     /// A new identity for `key` with a fresh random version.
     static func makeNew(forKey key: String) -> FileID {
-        let digest = SHA256.digest(key.utf8)
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for index in 0..<8 {
-            high = high << 8 | UInt64(digest[index])
-            low = low << 8 | UInt64(digest[8 + index])
-        }
+        let (high, low) = SHA256.first128Bits(key.utf8)
         return FileID(digestHigh: high, digestLow: low, version: FileNames.uniqueRandom() | 1)
     }
 

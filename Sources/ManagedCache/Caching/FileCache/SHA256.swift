@@ -6,30 +6,11 @@
 /// practically impossible. The caches still store the full key and compare it, so even a
 /// collision could not mix entries.
 enum SHA256 {
+    private typealias State = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
+
     /// The 32-byte digest of `bytes`.
     static func digest(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        // The message, a 0x80 byte, zeros up to 56 mod 64, and the bit length: one buffer.
-        let length = bytes.count
-        let paddedLength = (length + 9 + 63) / 64 * 64
-        var message = [UInt8](repeating: 0, count: paddedLength)
-        message.withUnsafeMutableBufferPointer { buffer in
-            _ = buffer.initialize(from: bytes)
-            buffer[length] = 0x80
-            let bitLength = UInt64(length) &* 8
-            for index in 0..<8 {
-                buffer[paddedLength - 1 - index] = UInt8(truncatingIfNeeded: bitLength >> UInt64(index * 8))
-            }
-        }
-        var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
-            0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
-        )
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
-            message.withUnsafeBufferPointer { blocks in
-                for start in stride(from: 0, to: paddedLength, by: 64) {
-                    compress(blocks, at: start, schedule: schedule, state: &state)
-                }
-            }
-        }
+        let state = finalState(bytes)
         var digest: [UInt8] = []
         digest.reserveCapacity(32)
         for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
@@ -41,9 +22,52 @@ enum SHA256 {
         return digest
     }
 
+    /// The digest's first 16 bytes as two big-endian words (bytes 0–7, then 8–15): what
+    /// `FileID` names a file after. Without the arrays of `digest`: this runs once per write.
+    static func first128Bits(_ bytes: some Collection<UInt8>) -> (high: UInt64, low: UInt64) {
+        let state = finalState(bytes)
+        return (UInt64(state.0) << 32 | UInt64(state.1), UInt64(state.2) << 32 | UInt64(state.3))
+    }
+
+    /// The hash's eight words after the last block: the digest, big-endian word by word.
+    private static func finalState(_ bytes: some Collection<UInt8>) -> State {
+        // The message, a 0x80 byte, zeros up to 56 mod 64, and the bit length: one buffer, on
+        // the stack for keys of usual length.
+        let length = bytes.count
+        let paddedLength = (length + 9 + 63) / 64 * 64
+        var state: State = (
+            0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
+        )
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: paddedLength) { message in
+            message.initialize(repeating: 0)
+            if length > 0 {
+                let copied: Void? = bytes.withContiguousStorageIfAvailable { source in
+                    UnsafeMutableRawPointer(message.baseAddress!).copyMemory(from: source.baseAddress!, byteCount: length)
+                }
+                if copied == nil {
+                    for (index, byte) in bytes.enumerated() { message[index] = byte }
+                }
+            }
+            message[length] = 0x80
+            let bitLength = UInt64(length) &* 8
+            for index in 0..<8 {
+                message[paddedLength - 1 - index] = UInt8(truncatingIfNeeded: bitLength >> UInt64(index * 8))
+            }
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+                roundConstants.withUnsafeBufferPointer { constants in
+                    for start in stride(from: 0, to: paddedLength, by: 64) {
+                        compress(
+                            UnsafeBufferPointer(message), at: start, schedule: schedule, constants: constants, state: &state)
+                    }
+                }
+            }
+        }
+        return state
+    }
+
     private static func compress(
         _ blocks: UnsafeBufferPointer<UInt8>, at start: Int, schedule: UnsafeMutableBufferPointer<UInt32>,
-        state: inout (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
+        constants: UnsafeBufferPointer<UInt32>, state: inout State
     ) {
         for index in 0..<16 {
             let offset = start + index * 4
@@ -62,7 +86,7 @@ enum SHA256 {
         for index in 0..<64 {
             let s1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
             let choice = (e & f) ^ (~e & g)
-            let temp1 = h &+ s1 &+ choice &+ roundConstants[index] &+ schedule[index]
+            let temp1 = h &+ s1 &+ choice &+ constants[index] &+ schedule[index]
             let s0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
             let majority = (a & b) ^ (a & c) ^ (b & c)
             h = g
