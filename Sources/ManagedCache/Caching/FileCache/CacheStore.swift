@@ -211,17 +211,21 @@ final class CacheStore: Sendable {
         guard key.utf8.count <= StoreState.maximumKeyLength else {
             throw .io(operation: "make writer: key longer than 1 MiB", errno: ENAMETOOLONG)
         }
-        try withState { state throws(FileCacheError) in try state._ensureUsable() }
+        var settling = try withState { state throws(FileCacheError) in
+            try state._ensureUsable()
+            return state.entryFilesNeedModeSettled
+        }
         var path = layout.newTemporaryPath()
-        var descriptor = Posix.openFile(path, O_WRONLY | O_CREAT | O_EXCL)
+        var descriptor = Posix.openFile(path, O_WRONLY | O_CREAT | O_EXCL, settlingMode: settling)
         if descriptor == -ENOENT || descriptor == -ENOTDIR {
             // The directory went away since the last operation: recover, then try once more.
-            try withState { state throws(FileCacheError) in
+            settling = try withState { state throws(FileCacheError) in
                 state.degraded = true
                 try state._recover()
+                return state.entryFilesNeedModeSettled
             }
             path = layout.newTemporaryPath()
-            descriptor = Posix.openFile(path, O_WRONLY | O_CREAT | O_EXCL)
+            descriptor = Posix.openFile(path, O_WRONLY | O_CREAT | O_EXCL, settlingMode: settling)
         }
         guard descriptor >= 0 else {
             noteDiskTrouble()

@@ -13,11 +13,15 @@ import Darwin
 /// value instead of throwing, so callers decide what a failure means.
 enum Posix {
     /// Opens `path`; returns the descriptor, or `-errno`. With `O_CREAT` the file is set to `mode`
-    /// (default `0600`), whatever the umask (`PrivateFiles`).
-    static func openFile(_ path: String, _ flags: Int32, mode: mode_t = PrivateFiles.fileMode) -> Int32 {
+    /// (default `0600`), whatever the umask (`PrivateFiles`); with `settlingMode: false` it keeps
+    /// what `open(2)` gave it, `mode` less the umask's bits, for a caller that knows the umask
+    /// takes none of `mode`'s (see `StoreState.entryFilesNeedModeSettled`).
+    static func openFile(
+        _ path: String, _ flags: Int32, mode: mode_t = PrivateFiles.fileMode, settlingMode: Bool = true
+    ) -> Int32 {
         while true {
             let fd = path.withCString { open($0, flags | O_CLOEXEC, mode) }
-            if fd >= 0, flags & O_CREAT != 0 { PrivateFiles.settleMode(of: fd, mode) }
+            if fd >= 0, settlingMode, flags & O_CREAT != 0 { PrivateFiles.settleMode(of: fd, mode) }
             if fd >= 0 { return fd }
             if errno != EINTR { return -errno }
         }

@@ -10,6 +10,9 @@ extension StoreState {
     /// when the journal or the whole directory was lost, reopens everything (dropping entries
     /// whose files went with it). Throws while the disk still refuses.
     mutating func _recover() throws(FileCacheError) {
+        // Whatever went wrong (a file the umask left unreadable among them), set each new entry
+        // file's mode from now on, as when the umask was not known.
+        entryFilesNeedModeSettled = true
         let directories = layout.makeDirectories()
         guard directories == 0 else {
             degraded = true

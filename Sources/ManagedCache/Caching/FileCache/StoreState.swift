@@ -22,6 +22,13 @@ struct StoreState {
     var journalLockDescriptor: Int32 = -1
     var sessionLockDescriptor: Int32 = -1
     var journalLockDepth = 0
+    /// Whether the umask, when the cache was last attached, took bits of `0600` away (or the file
+    /// system keeps no such mode): then each entry's file is set to `0600` after it is created
+    /// (one `fchmod` per write); otherwise `open(2)` creates it `0600` already. The umask only
+    /// removes bits, so a file created so under a umask changed since is never wider than `0600`:
+    /// at worst, under a umask that takes the owner's own bits, narrower. Reading it then fails
+    /// (`EACCES`, an I/O error that marks the cache degraded), and `_recover` sets this again.
+    var entryFilesNeedModeSettled = true
     /// Files being renamed into `ready/` outside the mutex, their records not journaled yet
     /// (`_beginPromotion`): no reconciliation deletes them, and the journal lock is held for each.
     var promotions: Set<FileID> = []
@@ -152,11 +159,16 @@ struct StoreState {
         defer { _unlockJournal() }
         if let previous = sessionFile { Posix.unlinkItem(previous) }
         let mine = FileNames.uniqueSuffix()
-        let marker = Posix.openFile(layout.sessions + "/" + mine, O_WRONLY | O_CREAT)
+        let marker = Posix.openFile(layout.sessions + "/" + mine, O_WRONLY | O_CREAT, settlingMode: false)
         guard marker >= 0 else {
             degraded = true
             throw .io(operation: "create session file", errno: -marker)
         }
+        // The file was created `0600` less the umask: when that is `0600`, so is every entry's
+        // file `makeWriter` creates, without an `fchmod` each.
+        let created = Posix.status(of: marker).map { $0.st_mode & 0o777 }
+        entryFilesNeedModeSettled = created != PrivateFiles.fileMode
+        PrivateFiles.settleMode(of: marker, PrivateFiles.fileMode)
         Posix.closeFile(marker)
         sessionFile = layout.sessions + "/" + mine
         var needsRepair = false
