@@ -72,7 +72,18 @@ struct CacheLayout: Sendable {
 
     /// The full path of an entry's file.
     func path(for id: FileID) -> String {
-        bucketDirectories[bucket(of: id)] + "/" + id.fileName
+        // One new string, written in place: `directory + "/" + id.fileName` made three (each
+        // write and each first read of an entry builds its path).
+        var directory = bucketDirectories[bucket(of: id)]
+        return directory.withUTF8 { prefix in
+            let length = prefix.count + 1 + FileID.nameLength
+            return String(unsafeUninitializedCapacity: length) { buffer in
+                _ = buffer.initialize(fromContentsOf: prefix)
+                buffer[prefix.count] = UInt8(ascii: "/")
+                id.writeName(into: buffer, at: prefix.count + 1)
+                return length
+            }
+        }
     }
 
     /// Renames a finished write from `loading/` to its place in `ready/`, creating `ready/` and

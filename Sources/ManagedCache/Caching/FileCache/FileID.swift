@@ -28,12 +28,17 @@ struct FileID: Hashable, Sendable {
     /// The file name: 32 hex digits of digest, "-", 16 hex digits of version.
     var fileName: String {
         String(unsafeUninitializedCapacity: Self.nameLength) { buffer in
-            FileNames.writeHex(digestHigh, into: buffer, at: 0)
-            FileNames.writeHex(digestLow, into: buffer, at: 16)
-            buffer[32] = UInt8(ascii: "-")
-            FileNames.writeHex(version, into: buffer, at: 33)
+            writeName(into: buffer, at: 0)
             return Self.nameLength
         }
+    }
+
+    /// Writes `fileName`'s `nameLength` bytes into `buffer` at `offset`.
+    func writeName(into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
+        FileNames.writeHex(digestHigh, into: buffer, at: offset)
+        FileNames.writeHex(digestLow, into: buffer, at: offset + 16)
+        buffer[offset + 32] = UInt8(ascii: "-")
+        FileNames.writeHex(version, into: buffer, at: offset + 33)
     }
 
     /// Parses a name made by `fileName`; nil for any other name.
