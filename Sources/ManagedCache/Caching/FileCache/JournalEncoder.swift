@@ -17,6 +17,11 @@ struct JournalEncoder {
     /// Appends one framed record.
     mutating func append(_ record: JournalRecord) {
         let start = bytes.count
+        if case .add(let entry) = record {
+            // Room for the whole frame of a record without metadata strings (the common case): one
+            // allocation per commit, not one per doubling of the array.
+            bytes.reserveCapacity(start + 80 + entry.key.utf8.count)
+        }
         bytes.append(contentsOf: repeatElement(0, count: 8))
         bytes.append(record.typeCode)
         switch record {
