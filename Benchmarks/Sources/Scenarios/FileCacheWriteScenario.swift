@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Writes (target: at most 1.25× the time of the baseline): `FileCache.store(_:forKey:metadata:)` of 1,000 entries of 256 KiB
+/// Writes (target: at most the baseline's time in memory, 1.25× it on the disk): `FileCache.store(_:forKey:metadata:)` of 1,000 entries of 256 KiB
 /// into a new, empty cache, against `Data.write(to:options: .atomic)` of the same bytes to 1,000
 /// files of one directory, in memory (tmpfs) and on the disk. Each repetition writes into a new
 /// directory (created untimed, deleted untimed after it).
@@ -94,12 +94,13 @@ struct FileCacheWriteScenario: BenchmarkScenario {
             + "repetitions; ours: `store(_:forKey:metadata:)` into a new, empty cache (checksum, file in `loading/`, "
             + "rename into `ready/`, journal record); baseline: `Data.write(to:options: .atomic)` of the same bytes to "
             + "\(Format.grouped(count)) files of one new directory"
-        // Times: the target is on throughput (≥ 0.8×), so the rows report the time ratio against its inverse, ≤ 1.25×.
+        // Times. In memory the target is the baseline's time (≤ 1.0×); on the disk it is on throughput
+        // (≥ 0.8×), so that row reports the time ratio against its inverse, ≤ 1.25×.
         return [
             .comparing(
                 "writing \(Format.grouped(count)) × 256 KiB into a `FileCache` in memory (\(fileSystems[true] ?? "?"))",
                 ours: samples[0], baseline: samples[1], baselineName: "`Data.write(to:options: .atomic)`", write: milliseconds,
-                direction: .atMost, limit: 1.25, target: "≤ 1.25× the time (≥ 0.8× the throughput)", notes: [note]),
+                direction: .atMost, limit: 1.0, target: "≤ 1.0× the time", notes: [note]),
             .comparing(
                 "writing \(Format.grouped(count)) × 256 KiB into a `FileCache` on the disk (\(fileSystems[false] ?? "?"))",
                 ours: samples[2], baseline: samples[3], baselineName: "`Data.write(to:options: .atomic)`", write: milliseconds,
