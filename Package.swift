@@ -23,10 +23,13 @@ let package = Package(
         // Synthetic PNG images for the tests and the examples (valid, patterned, seeded). A
         // test-support target, so no library product shows fixture types to apps.
         .target(name: "ImageFixtures", dependencies: ["ManagedCache"], path: "Tests/ImageFixtures"),
+        // Child processes started with posix_spawn, for the tests and the benchmarks (not
+        // Foundation's Process, whose run() crashes now and then on Linux with Swift 6.3.1).
+        .target(name: "ChildProcesses", dependencies: ["ManagedCacheLocking"], path: "Tests/ChildProcesses"),
         // Shared test fixtures: temporary directories, bounded waits, recording users.
         .target(
             name: "TestSupport",
-            dependencies: ["ManagedCache", "ManagedCacheLocking", "LoopbackServer"],
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "LoopbackServer", "ChildProcesses"],
             path: "Tests/TestSupport"
         ),
         .executableTarget(
@@ -38,7 +41,7 @@ let package = Package(
         // Its own small harness; not part of the tests' verdict.
         .executableTarget(
             name: "ManagedCacheBenchmarks",
-            dependencies: ["ManagedCache", "LoopbackServer", "ManagedCacheLocking"],
+            dependencies: ["ManagedCache", "LoopbackServer", "ManagedCacheLocking", "ChildProcesses"],
             path: "Benchmarks/Sources"
         ),
         // The soak: `swift run -c release ManagedCacheSoak [--seconds 60]`. An app-like
@@ -122,7 +125,8 @@ let package = Package(
         .testTarget(
             name: "ManagedCacheTests",
             // The child executables are listed so that they are built before the tests that launch them.
-            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "LoopbackServer", "CrashPayload", "FileCacheCrashWriter",
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "ChildProcesses", "LoopbackServer", "CrashPayload",
+                           "FileCacheCrashWriter",
                            "DescriptorExhaustionChild", "StreamingPayload", "StreamingMemoryChild", "BusyPoolChild", "PrivateFilesChild"]
         ),
         .testTarget(
@@ -140,7 +144,7 @@ let package = Package(
         // name, where nginx is not installed; `.ci/run` installs it).
         .testTarget(
             name: "InteropTests",
-            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport"]
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "TestSupport", "ChildProcesses"]
         ),
     ],
     swiftLanguageModes: [.v6]

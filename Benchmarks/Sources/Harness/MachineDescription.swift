@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 /// The machine a run happened on: cores, kernel and Swift version, printed above the table.
@@ -30,16 +31,14 @@ struct MachineDescription {
         #endif
     }
 
-    /// Runs `path` and returns its trimmed standard output.
+    /// Runs `path` and returns its trimmed standard output. Started with `posix_spawn`
+    /// (`SpawnedProcess`), not Foundation's `Process`, whose `run()` can crash on Linux.
     private static func command(_ path: String, _ arguments: [String]) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return nil }
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        guard
+            let process = try? SpawnedProcess(
+                executable: URL(fileURLWithPath: path), arguments: arguments, standardOutput: .pipe, standardError: .discard)
+        else { return nil }
+        let output = process.readOutputToEnd()
         process.waitUntilExit()
         let text = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return text.isEmpty ? nil : text

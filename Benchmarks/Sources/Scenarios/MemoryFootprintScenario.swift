@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import LoopbackServer
 
@@ -59,7 +60,6 @@ struct MemoryFootprintScenario: BenchmarkScenario {
 
     /// Runs one child process and parses its result.
     private func runChild(server: URL, manager: Bool, objects: Int) throws -> MemoryFootprintResult {
-        let process = Process()
         #if os(Linux)
         let executable =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -67,13 +67,12 @@ struct MemoryFootprintScenario: BenchmarkScenario {
         #else
         let executable = CommandLine.arguments[0]
         #endif
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = MemoryFootprintChild.arguments(
-            server: server, manager: manager, objects: objects, objectSize: Self.objectSize, costLimit: Self.costLimit)
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let process = try SpawnedProcess(
+            executable: URL(fileURLWithPath: executable),
+            arguments: MemoryFootprintChild.arguments(
+                server: server, manager: manager, objects: objects, objectSize: Self.objectSize, costLimit: Self.costLimit),
+            standardOutput: .pipe)
+        let data = process.readOutputToEnd()
         process.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self)
         guard process.terminationStatus == 0, let result = MemoryFootprintResult(output: text) else {

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import LoopbackServer
 
@@ -110,7 +111,6 @@ struct StreamingMemoryScenario: BenchmarkScenario {
     }
 
     private func runChild(_ url: URL, client: String, directory: URL, byteCount: Int) throws -> Result {
-        let process = Process()
         #if os(Linux)
         let executable =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -118,14 +118,13 @@ struct StreamingMemoryScenario: BenchmarkScenario {
         #else
         let executable = CommandLine.arguments[0]
         #endif
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = StreamingMemoryChild.arguments(url: url, client: client, directory: directory, byteCount: byteCount)
-        // The temporary file of the download without a file cache goes into the scratch directory.
-        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.path]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let process = try SpawnedProcess(
+            executable: URL(fileURLWithPath: executable),
+            arguments: StreamingMemoryChild.arguments(url: url, client: client, directory: directory, byteCount: byteCount),
+            // The temporary file of the download without a file cache goes into the scratch directory.
+            environment: ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.path]) { $1 },
+            standardOutput: .pipe)
+        let data = process.readOutputToEnd()
         process.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self)
         guard process.terminationStatus == 0, let result = Result(output: text) else {

@@ -1,3 +1,4 @@
+import ChildProcesses
 import CrashPayload
 import Foundation
 import TestSupport

@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// A child process started with `posix_spawn`, for the tests that run one.
+/// A child process started with `posix_spawn`, for the tests and the benchmarks that run one.
 ///
 /// Not Foundation's `Process`: on Linux, `Process.run()` of Swift 6.3.1 (swift-corelibs-foundation
 /// fixed it after that release) can read past the entries it lists in `/proc/self/fd` while it
