@@ -26,6 +26,11 @@ import Darwin
 /// - `-Xswiftc -DMANAGEDCACHE_SWIFT_MUTEX` makes `Lock` a typealias of `Mutex` instead, to compare.
 ///
 /// It has the same `init(_:)` and `withLock(_:)` as `Mutex`.
+///
+/// Both `withLock` methods are `@inlinable`: this module is not the engine's, and without that every
+/// call site ran one generic copy of them, passing its closure's result through the runtime's
+/// value witnesses. Specialized at each call site, `MemoryCache` lookups take 16 % fewer
+/// instructions and a `manage` memory hit 4 % fewer (`memory-cache` and `manage-hit` under callgrind).
 public final class Lock<Value>: @unchecked Sendable {
     // Safe to be Sendable: `value` is only read or written inside `withLock`, between the lock and
     // the unlock of `lock`, and the lock is never copied or moved: it lives in its own allocation
@@ -36,11 +41,11 @@ public final class Lock<Value>: @unchecked Sendable {
     // reentrant), so the check could never fire; it cost a thread-local access-set insertion and
     // removal on every `withLock`: 6 % of the instructions of a `manage` memory hit
     // (`manage-hit` under callgrind, 4.49 → 4.21 G).
-    @exclusivity(unchecked) private var value: Value
+    @exclusivity(unchecked) @usableFromInline var value: Value
     #if canImport(os)
-    private let lock: UnsafeMutablePointer<os_unfair_lock>
+    @usableFromInline let lock: UnsafeMutablePointer<os_unfair_lock>
     #else
-    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let lock: UnsafeMutablePointer<pthread_mutex_t>
     #endif
 
     /// Creates a lock guarding `initialValue`.
@@ -65,6 +70,7 @@ public final class Lock<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value. Not reentrant: `body` must not take this
     /// lock again.
+    @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         #if canImport(os)
         os_unfair_lock_lock(lock)
@@ -87,6 +93,7 @@ public final class Lock<Value>: @unchecked Sendable {
     /// short, costs a timer's slack (50 µs on Linux) and a wake-up on a busy CPU (in a
     /// scheduler trace of `manage-latency`, these 20 µs naps were the calling thread's most
     /// frequent sleep inside `manage`).
+    @inlinable
     public func withLock<Result, Failure: Error>(
         waitingAtMost seconds: Double, _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result? {
@@ -107,7 +114,8 @@ public final class Lock<Value>: @unchecked Sendable {
         return try body(&value)
     }
 
-    private func tryLock() -> Bool {
+    @usableFromInline
+    func tryLock() -> Bool {
         #if canImport(os)
         os_unfair_lock_trylock(lock)
         #else
@@ -117,11 +125,13 @@ public final class Lock<Value>: @unchecked Sendable {
 }
 
 /// The monotonic clock of `withLock(waitingAtMost:_:)`.
+@usableFromInline
 enum LockClock {
     /// How long a bounded wait polls without sleeping before it polls 20 µs apart.
-    static let spin = 0.000_05
+    @usableFromInline static let spin = 0.000_05
 
     /// Seconds since an arbitrary start.
+    @usableFromInline
     static func seconds() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
