@@ -140,12 +140,13 @@ extension ObjectManager {
     ) {
         let onThisThread = call.delivery == .immediate || MainQueue.isCurrent
         let now = configuration.failureClock()
+        var work = PendingWork()
         let attached = state.withLock(
             waitingAtMost: configuration.manageLockWaitBudget,
             { state in
                 core._memoryHit(
                     call, link: makeLink, key: key, policy: policy, cached: cached,
-                    decoder: AnyObjectDecoder(decoder, identifier: identifier), deferred: false, at: now, in: &state)
+                    decoder: AnyObjectDecoder(decoder, identifier: identifier), deferred: false, at: now, work: &work, in: &state)
             },
             otherwise: {
                 leaveAttachForHit(
@@ -157,13 +158,12 @@ extension ObjectManager {
             if onThisThread { deliverHit(.ready(cached.object, .memory), call.request) }
             return
         }
-        var work = attached.result.work
         if onThisThread {
             // Most hits have nothing else to do: no call for them (a hot path, `manage-hit`).
             if !work.isEmpty || !attached.starts.isEmpty { performer.perform(work, handingOff: attached.starts) }
             deliverHit(.ready(cached.object, .memory), call.request)
         } else {
-            work.deliveries.append(PendingDelivery(to: attached.result.record, key: key, event: .ready(cached.object, .memory)))
+            work.deliveries.append(PendingDelivery(to: attached.result, key: key, event: .ready(cached.object, .memory)))
             performer.perform(work, handingOff: attached.starts)
         }
     }
@@ -178,8 +178,10 @@ extension ObjectManager {
         currencies.retireCurrentAttachment(of: call.userID)
         let now = configuration.failureClock()
         return { state in
-            var (work, record) = self.core._memoryHit(
-                call, link: { link }, key: key, policy: policy, cached: cached, decoder: decoder, deferred: true, at: now, in: &state)
+            var work = PendingWork()
+            let record = self.core._memoryHit(
+                call, link: { link }, key: key, policy: policy, cached: cached, decoder: decoder, deferred: true, at: now,
+                work: &work, in: &state)
             if deliversHit { work.deliveries.append(PendingDelivery(to: record, key: key, event: .ready(cached.object, .memory))) }
             return { self.performer.perform(work) }
         }
