@@ -33,9 +33,11 @@ import Darwin
 /// instructions and a `manage` memory hit 4 % fewer (`memory-cache` and `manage-hit` under callgrind).
 public final class Lock<Value>: @unchecked Sendable {
     // Safe to be Sendable: `value` is only read or written inside `withLock`, between the lock and
-    // the unlock of `lock`, and the lock is never copied or moved: it lives in its own allocation
-    // for the object's lifetime (an `os_unfair_lock` or a pthread mutex must keep its address;
-    // a stored property passed `inout` would not).
+    // the unlock of `lock` (it is `@usableFromInline` only so that the inlinable `withLock` can reach
+    // it; nothing else in this module, which is this file, touches it), and the lock is never
+    // copied or moved: it lives in its own allocation for the object's lifetime (an
+    // `os_unfair_lock` or a pthread mutex must keep its address; a stored property passed `inout`
+    // would not).
     // `@exclusivity(unchecked)`: no runtime exclusivity check on `value`. The lock already makes
     // every access exclusive (the only access is `withLock`'s `inout`, and `withLock` is not
     // reentrant), so the check could never fire; it cost a thread-local access-set insertion and
