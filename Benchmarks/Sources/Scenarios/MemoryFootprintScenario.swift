@@ -1,4 +1,3 @@
-import ChildProcesses
 import Foundation
 import LoopbackServer
 
@@ -60,23 +59,11 @@ struct MemoryFootprintScenario: BenchmarkScenario {
 
     /// Runs one child process and parses its result.
     private func runChild(server: URL, manager: Bool, objects: Int) throws -> MemoryFootprintResult {
-        #if os(Linux)
-        let executable =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]
-        #else
-        let executable = CommandLine.arguments[0]
-        #endif
-        let process = try SpawnedProcess(
-            executable: URL(fileURLWithPath: executable),
+        let run = try ChildRun.ofThisProgram(
             arguments: MemoryFootprintChild.arguments(
-                server: server, manager: manager, objects: objects, objectSize: Self.objectSize, costLimit: Self.costLimit),
-            standardOutput: .pipe)
-        let data = process.readOutputToEnd()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0, let result = MemoryFootprintResult(output: text) else {
-            throw BenchmarkFailure("memory child exited with \(process.terminationStatus): \(text.suffix(300))")
+                server: server, manager: manager, objects: objects, objectSize: Self.objectSize, costLimit: Self.costLimit))
+        guard run.status == 0, let result = MemoryFootprintResult(output: run.output) else {
+            throw BenchmarkFailure("memory child exited with \(run.status): \(run.output.suffix(300))")
         }
         return result
     }

@@ -1,4 +1,3 @@
-import ChildProcesses
 import Foundation
 import LoopbackServer
 
@@ -111,24 +110,12 @@ struct StreamingMemoryScenario: BenchmarkScenario {
     }
 
     private func runChild(_ url: URL, client: String, directory: URL, byteCount: Int) throws -> Result {
-        #if os(Linux)
-        let executable =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]
-        #else
-        let executable = CommandLine.arguments[0]
-        #endif
-        let process = try SpawnedProcess(
-            executable: URL(fileURLWithPath: executable),
+        let run = try ChildRun.ofThisProgram(
             arguments: StreamingMemoryChild.arguments(url: url, client: client, directory: directory, byteCount: byteCount),
             // The temporary file of the download without a file cache goes into the scratch directory.
-            environment: ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.path]) { $1 },
-            standardOutput: .pipe)
-        let data = process.readOutputToEnd()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0, let result = Result(output: text) else {
-            throw BenchmarkFailure("streaming child (\(client)) exited with \(process.terminationStatus): \(text.suffix(300))")
+            environment: ProcessInfo.processInfo.environment.merging(["TMPDIR": directory.path]) { $1 })
+        guard run.status == 0, let result = Result(output: run.output) else {
+            throw BenchmarkFailure("streaming child (\(client)) exited with \(run.status): \(run.output.suffix(300))")
         }
         return result
     }
