@@ -124,6 +124,8 @@ extension LoadCore {
             let identity = item.identity
             let policy = configuration.policy.applying(item.request.policy)
             guard let decoder = item.decoder else {
+                let failure = state.failures.failure(forDataKey: dataKey, now: state.now)
+                if _answerFromFailureMemory(failure, identity, policy: policy, in: &state) { continue }
                 let fetchID: UInt64
                 if let fetch = state.fetches[dataKey] {
                     fetch.prefetchHolds += 1
@@ -153,10 +155,8 @@ extension LoadCore {
                 state.prefetchWatch.startedHandler(identity, key)
                 continue
             case .new, .failed:
-                if let failure = state.failures.failure(for: key, now: state.now) {
-                    state.prefetchWatch.settleQueued(identity, .failed(.recentlyFailed(failure)))
-                    continue
-                }
+                let failure = state.failures.failure(for: key, now: state.now)
+                if _answerFromFailureMemory(failure, identity, policy: policy, in: &state) { continue }
                 handler.adopt(request: item.request, policy: policy)
                 let fetchID: UInt64
                 state.handlers[key] = handler
@@ -175,6 +175,17 @@ extension LoadCore {
             }
         }
         return PendingWork()
+    }
+
+    /// A prefetch of a key that failed moments ago is answered as a `manage` of it is: with
+    /// `recentlyFailed`, counted, and without a request. `false` when nothing is remembered.
+    private func _answerFromFailureMemory(
+        _ failure: ManagedCacheError?, _ identity: PrefetchQueue.Identity, policy: LoadPolicy, in state: inout ManagerState
+    ) -> Bool {
+        guard policy.failureMemoryInterval > 0, let failure else { return false }
+        state.statistics.failures[.recentlyFailed, default: 0] += 1
+        state.prefetchWatch.settleQueued(identity, .failed(.recentlyFailed(failure)))
+        return true
     }
 
     /// Stops preloads: a real request needs the disk now.
