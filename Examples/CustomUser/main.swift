@@ -2,7 +2,7 @@ import ExampleSupport
 // Users that are not images, in the three shapes the README's recipes describe: a thread-safe
 // user (a label whose mutable text sits behind a lock), a main-actor user (a view model with plain
 // mutable properties, as a view controller or a cell would have), and an `async` caller with no
-// user at all. The manager downloads the poem once and shares the decoded word count.
+// user at all (or awaiting an `ObjectUser`'s delivery). The manager downloads the poem once and shares the decoded word count.
 //
 //     swift run CustomUser
 import Foundation
@@ -95,4 +95,10 @@ print("  haiku, once loaded: \(haikuModel.text)")
 print("an async caller:")
 let count = try await manager.object(for: ObjectRequest(url: server.url("/haiku.txt")), decoder: WordCounter())
 print("  haiku: \(count) words")
+
+print("an ObjectUser awaited (no continuation or lock of your own):")
+let poemUser = ObjectUser(request: ObjectRequest(url: server.url("/poem.txt")), decoder: WordCounter())
+manager.manage(poemUser)  // `poemUser` stays alive in this scope: the manager holds it weakly
+let delivery = try await poemUser.delivery()
+print("  poem: \(delivery.object) words from \(delivery.origin), \(delivery.freshness)")
 print("HTTP requests: poem \(server.requestCount(for: "/poem.txt")), haiku \(server.requestCount(for: "/haiku.txt"))")

@@ -199,6 +199,12 @@ public enum DataOrigin: String, Sendable, Hashable {
     case stored
 }
 
+extension DataOrigin: CustomStringConvertible {
+    /// The case's name (`network`, `fileCache`), also where it is printed inside another value
+    /// (a ``PrefetchOutcome``, an ``ObjectDelivery``).
+    public var description: String { rawValue }
+}
+
 /// Keeps the downloaded bytes as they are: `Data`.
 public struct DataDecoder: ObjectDecoding {
     /// Creates the identity decoder.

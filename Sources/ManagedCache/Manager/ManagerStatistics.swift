@@ -88,7 +88,7 @@ struct TransferCounters {
             switch event {
             case .fileCacheFailure, .corruptEntryRemoved:
                 counters.withLock { $0.fileCacheErrors += 1 }
-            case .loadFailed:
+            case .loadFailed, .staleObjectDelivered:
                 break
             }
             eventHandler?(event)
@@ -97,6 +97,7 @@ struct TransferCounters {
 }
 
 /// Things a manager reports through `ObjectManager.Configuration.eventHandler`, for logging.
+/// More kinds may be added: a `switch` over an event keeps a `default`.
 public enum ManagerEvent: Sendable {
     /// A file-cache operation failed; loading went on without it (the object is served from
     /// memory and not cached, or read again from the network).
@@ -111,4 +112,8 @@ public enum ManagerEvent: Sendable {
     case corruptEntryRemoved(key: String)
     /// A load failed.
     case loadFailed(key: ObjectKey, error: ManagedCacheError)
+    /// An object past its HTTP freshness was delivered to a user (an `await` caller included),
+    /// once per user: shown while it is revalidated (`revalidationError` `nil`,
+    /// stale-while-revalidate) or because revalidating it failed (stale-if-error, with why).
+    case staleObjectDelivered(key: ObjectKey, origin: DataOrigin, revalidationError: ManagedCacheError?)
 }

@@ -24,6 +24,32 @@ extension ObjectManager {
     public func object<Decoder: ObjectDecoding>(
         for request: ObjectRequest, decoder: Decoder, progress: (@Sendable (LoadProgress) -> Void)? = nil
     ) async throws(ManagedCacheError) -> Decoder.Object {
+        try await delivery(for: request, decoder: decoder, progress: progress).object
+    }
+
+    /// Loads an object like ``object(for:decoder:progress:)`` and tells, beside it, where it came
+    /// from and whether it is known to be current: an expired copy shown because the network
+    /// failed (stale-if-error) arrives with ``ObjectFreshness/stale(revalidationError:)`` and the
+    /// failure, so the app can say "may be out of date".
+    ///
+    /// ```swift
+    /// // Assumes `manager` (an ObjectManager) and `feedURL` (a URL).
+    /// struct Feed: Decodable, Sendable { var title: String }
+    ///
+    /// let delivery = try await manager.delivery(for: ObjectRequest(url: feedURL), decoder: JSONObjectDecoder<Feed>())
+    /// if case .stale(let error?) = delivery.freshness { print("offline copy (\(error))") }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - request: What to load.
+    ///   - decoder: How to decode the bytes; its identifier is part of the key.
+    ///   - progress: Called with each chunk's progress, on the thread that received it. Default `nil`.
+    /// - Returns: The shared object, its origin and its freshness.
+    /// - Throws: The load's ``ManagedCacheError``; ``ManagedCacheError/cancelled(_:)`` with
+    ///   ``ManagedCacheError/CancellationReason/caller`` when the task is cancelled.
+    public func delivery<Decoder: ObjectDecoding>(
+        for request: ObjectRequest, decoder: Decoder, progress: (@Sendable (LoadProgress) -> Void)? = nil
+    ) async throws(ManagedCacheError) -> ObjectDelivery<Decoder.Object> {
         let user = AwaitingUser(request: Self.asyncRequest(request), decoder: decoder, progress: progress)
         // Once the caller has the object, only the memory cache keeps it (within its limits).
         defer { unmanage(user) }
@@ -54,7 +80,19 @@ extension ObjectManager {
     /// - Returns: The bytes.
     /// - Throws: The load's ``ManagedCacheError``.
     public func data(from url: URL, oid: String? = nil) async throws(ManagedCacheError) -> Data {
-        try await object(for: ObjectRequest(url: url, oid: oid), decoder: DataDecoder())
+        try await dataDelivery(from: url, oid: oid).object
+    }
+
+    /// Loads the bytes at a URL as `Data`, with where they came from and whether they are known to
+    /// be current: ``delivery(for:decoder:progress:)`` with a ``DataDecoder``.
+    ///
+    /// - Parameters:
+    ///   - url: Where the bytes are.
+    ///   - oid: The key to use instead of the URL. Default `nil`: the URL.
+    /// - Returns: The bytes, their origin and their freshness.
+    /// - Throws: The load's ``ManagedCacheError``.
+    public func dataDelivery(from url: URL, oid: String? = nil) async throws(ManagedCacheError) -> ObjectDelivery<Data> {
+        try await delivery(for: ObjectRequest(url: url, oid: oid), decoder: DataDecoder())
     }
 
     /// Loads an object as a stream of progress events ending with the object.
@@ -69,7 +107,24 @@ extension ObjectManager {
     public func loadEvents<Decoder: ObjectDecoding>(
         for request: ObjectRequest, decoder: Decoder
     ) -> LoadEventStream<Decoder.Object> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: LoadEvent<Decoder.Object>.self)
+        LoadEventStream(deliveryEvents(for: request, decoder: decoder))
+    }
+
+    /// Loads an object as a stream of progress events ending with its delivery: the object, its
+    /// origin and whether it is known to be current. ``loadEvents(for:decoder:)`` with the
+    /// freshness told.
+    ///
+    /// The stream throws the load's ``ManagedCacheError`` (typed); ending iteration early, or
+    /// cancelling the iterating task, cancels the load if nobody else wants it.
+    ///
+    /// - Parameters:
+    ///   - request: What to load.
+    ///   - decoder: How to decode the bytes; its identifier is part of the key.
+    /// - Returns: A stream of ``DeliveryEvent/progress(_:)`` events, then one ``DeliveryEvent/delivered(_:)``.
+    public func deliveryEvents<Decoder: ObjectDecoding>(
+        for request: ObjectRequest, decoder: Decoder
+    ) -> DeliveryEventStream<Decoder.Object> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: DeliveryEvent<Decoder.Object>.self)
         let user = StreamingUser(request: Self.asyncRequest(request), decoder: decoder, continuation: continuation)
         continuation.onTermination = { [weak self] _ in
             // Not here: a cancelled iteration calls this inside the task's cancellation, holding
@@ -78,7 +133,7 @@ extension ObjectManager {
             DispatchQueue.global().async { [weak self] in self?.unmanage(user) }
         }
         manage(user, isAwaiting: true)
-        return LoadEventStream(stream)
+        return DeliveryEventStream(stream)
     }
 
     /// An `async` request stays out of the loading buffer and is cancelled when abandoned, unless

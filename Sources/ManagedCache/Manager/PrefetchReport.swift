@@ -47,6 +47,20 @@ public enum PrefetchOutcome: Sendable, Hashable {
     }
 }
 
+extension PrefetchOutcome: CustomStringConvertible {
+    /// For logs: `loaded from network`, `already cached in fileCache`, `failed: HTTP status 404`,
+    /// `not pinned: …`, `cancelled`.
+    public var description: String {
+        switch self {
+        case .loaded(let origin): return "loaded from \(origin)"
+        case .alreadyCached(let origin): return "already cached in \(origin)"
+        case .failed(let error): return "failed: \(error)"
+        case .notPinned(let error): return "not pinned: \(error)"
+        case .cancelled: return "cancelled"
+        }
+    }
+}
+
 /// One prefetched request and its outcome.
 public struct PrefetchResult: Sendable, Hashable {
     /// The request, as it was passed.
@@ -55,8 +69,13 @@ public struct PrefetchResult: Sendable, Hashable {
     public let outcome: PrefetchOutcome
 }
 
+extension PrefetchResult: CustomStringConvertible {
+    /// The request's URL and its outcome: `https://example.com/a.jpg: loaded from network`.
+    public var description: String { "\(request.url.absoluteString): \(outcome)" }
+}
+
 /// How far a reporting prefetch has come, as counts.
-public struct PrefetchProgress: Sendable, Hashable {
+public struct PrefetchProgress: Sendable, Hashable, CustomStringConvertible {
     /// How many requests the prefetch was given.
     public let total: Int
     /// How many were loaded.
@@ -73,6 +92,11 @@ public struct PrefetchProgress: Sendable, Hashable {
     /// The part finished, from 0 to 1 (1 for an empty prefetch).
     public var fractionCompleted: Double { total == 0 ? 1 : Double(finished) / Double(total) }
 
+    /// The counts for logs: `4 of 20: 2 loaded, 1 already cached, 1 failed, 0 cancelled`.
+    public var description: String {
+        "\(finished) of \(total): \(loaded) loaded, \(alreadyCached) already cached, \(failed) failed, \(cancelled) cancelled"
+    }
+
     init(total: Int) { self.total = total }
 
     mutating func count(_ outcome: PrefetchOutcome) {
@@ -86,7 +110,7 @@ public struct PrefetchProgress: Sendable, Hashable {
 }
 
 /// What a reporting prefetch did: one result per request, in the order given, and the counts.
-public struct PrefetchReport: Sendable, Hashable {
+public struct PrefetchReport: Sendable, Hashable, CustomStringConvertible {
     /// Every request with its outcome, in the order they were passed.
     public let results: [PrefetchResult]
     /// The counts of the outcomes.
@@ -101,6 +125,17 @@ public struct PrefetchReport: Sendable, Hashable {
             if case .notPinned(let error) = result.outcome { return (result.request, error) }
             return nil
         }
+    }
+
+    /// The counts, then each request that failed or was cancelled, one a line.
+    public var description: String {
+        let notDone = results.filter { result in
+            switch result.outcome {
+            case .failed, .notPinned, .cancelled: return true
+            case .loaded, .alreadyCached: return false
+            }
+        }
+        return ([counts.description] + notDone.map { "  \($0)" }).joined(separator: "\n")
     }
 
     /// The requests that failed to load, with their errors.

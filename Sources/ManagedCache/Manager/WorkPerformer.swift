@@ -47,6 +47,10 @@ final class WorkPerformer: Sendable {
         for dataKey in work.fileCachePurges { fileCache?.removeEntry(forKey: dataKey) }
         if let handler = eventHandler {
             for event in work.events { handler(event) }
+            for delivery in work.deliveries {
+                guard case .ready(_, let origin, .stale(let error)) = delivery.event else { continue }
+                handler(.staleObjectDelivered(key: delivery.key, origin: origin, revalidationError: error))
+            }
         }
         for delivery in work.deliveries {
             let link = delivery.user

@@ -7,7 +7,7 @@ import ManagedCacheLocking
 final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     private enum Slot {
         case waiting
-        case installed(CheckedContinuation<Decoder.Object, any Error>)
+        case installed(CheckedContinuation<ObjectDelivery<Decoder.Object>, any Error>)
         case finished
     }
 
@@ -23,7 +23,7 @@ final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     }
 
     /// Stores the continuation; returns `false` (having resumed it) if the task was already cancelled.
-    func install(_ continuation: CheckedContinuation<Decoder.Object, any Error>) -> Bool {
+    func install(_ continuation: CheckedContinuation<ObjectDelivery<Decoder.Object>, any Error>) -> Bool {
         let alreadyFinished = slot.withLock { slot -> Bool in
             if case .finished = slot { return true }
             slot = .installed(continuation)
@@ -33,8 +33,8 @@ final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
         return !alreadyFinished
     }
 
-    func finish(_ result: Result<Decoder.Object, ManagedCacheError>) {
-        let continuation = slot.withLock { slot -> CheckedContinuation<Decoder.Object, any Error>? in
+    func finish(_ result: Result<ObjectDelivery<Decoder.Object>, ManagedCacheError>) {
+        let continuation = slot.withLock { slot -> CheckedContinuation<ObjectDelivery<Decoder.Object>, any Error>? in
             defer { slot = .finished }
             if case .installed(let continuation) = slot { return continuation }
             return nil
@@ -43,7 +43,11 @@ final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     }
 
     func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest) {
-        finish(.success(object))
+        managedObjectReady(object, origin: origin, freshness: .current, request: request)
+    }
+
+    func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, freshness: ObjectFreshness, request: ObjectRequest) {
+        finish(.success(ObjectDelivery(object: object, origin: origin, freshness: freshness)))
     }
 
     func managedObjectFailed(_ error: ManagedCacheError, request: ObjectRequest) {
@@ -55,15 +59,15 @@ final class AwaitingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     }
 }
 
-/// The user behind one `loadEvents` stream (managed as an awaiting caller, like `AwaitingUser`).
+/// The user behind one `deliveryEvents` (or `loadEvents`) stream (managed as an awaiting caller, like `AwaitingUser`).
 final class StreamingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     let objectRequest: ObjectRequest?
     let objectDecoder: Decoder
-    private let continuation: AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error>.Continuation
+    private let continuation: AsyncThrowingStream<DeliveryEvent<Decoder.Object>, any Error>.Continuation
 
     init(
         request: ObjectRequest, decoder: Decoder,
-        continuation: AsyncThrowingStream<LoadEvent<Decoder.Object>, any Error>.Continuation
+        continuation: AsyncThrowingStream<DeliveryEvent<Decoder.Object>, any Error>.Continuation
     ) {
         self.objectRequest = request
         self.objectDecoder = decoder
@@ -71,7 +75,11 @@ final class StreamingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     }
 
     func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, request: ObjectRequest) {
-        continuation.yield(.object(object, origin))
+        managedObjectReady(object, origin: origin, freshness: .current, request: request)
+    }
+
+    func managedObjectReady(_ object: Decoder.Object, origin: DataOrigin, freshness: ObjectFreshness, request: ObjectRequest) {
+        continuation.yield(.delivered(ObjectDelivery(object: object, origin: origin, freshness: freshness)))
         continuation.finish()
     }
 
@@ -81,5 +89,45 @@ final class StreamingUser<Decoder: ObjectDecoding>: ManagedObjectUser {
 
     func managedObjectProgress(_ progress: LoadProgress, request: ObjectRequest) {
         continuation.yield(.progress(progress))
+    }
+}
+
+/// The tasks awaiting an ``ObjectUser``'s delivery (`ObjectUser.delivery()`), under the user's
+/// lock: each by a ticket of its own, so a cancelled task takes out its continuation alone.
+struct DeliveryWaiters<Object: Sendable>: Sendable {
+    typealias Continuation = CheckedContinuation<Result<ObjectDelivery<Object>, ManagedCacheError>, Never>
+
+    /// Continuations taken out under the lock, resumed after it.
+    struct Resumption {
+        var continuations: [Continuation] = []
+
+        func resume(with answer: Result<ObjectDelivery<Object>, ManagedCacheError>) {
+            for continuation in continuations { continuation.resume(returning: answer) }
+        }
+    }
+
+    private var nextTicket: UInt64 = 0
+    private var waiting: [UInt64: Continuation] = [:]
+
+    var count: Int { waiting.count }
+
+    mutating func makeTicket() -> UInt64 {
+        nextTicket += 1
+        return nextTicket
+    }
+
+    mutating func add(_ ticket: UInt64, _ continuation: Continuation) {
+        waiting[ticket] = continuation
+    }
+
+    /// The continuation of `ticket`, if it still waits (its task was cancelled).
+    mutating func remove(_ ticket: UInt64) -> Continuation? {
+        waiting.removeValue(forKey: ticket)
+    }
+
+    /// Every waiting continuation: the request was answered or replaced.
+    mutating func removeAll() -> Resumption {
+        defer { waiting.removeAll() }
+        return Resumption(continuations: Array(waiting.values))
     }
 }

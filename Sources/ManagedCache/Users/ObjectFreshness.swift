@@ -21,3 +21,14 @@ public enum ObjectFreshness: Sendable, Hashable {
         return false
     }
 }
+
+extension ObjectFreshness: CustomStringConvertible {
+    /// For logs: `current`, `stale (revalidating)` or `stale (revalidation failed: HTTP status 503)`.
+    public var description: String {
+        switch self {
+        case .current: return "current"
+        case .stale(revalidationError: nil): return "stale (revalidating)"
+        case .stale(revalidationError: let error?): return "stale (revalidation failed: \(error))"
+        }
+    }
+}
