@@ -3,8 +3,9 @@ import PackageDescription
 
 // ManagedCache has no package dependencies: everything below builds with the toolchain alone.
 // Apple targets: iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1 (what apps in the field support).
-// The engine's lock is `Synchronization.Mutex` on Linux and an `os_unfair_lock` on Apple
-// platforms, where `Mutex` needs iOS 18 (Sources/ManagedCacheLocking/Lock.swift).
+// The engine's lock is a pthread mutex on Linux (`Synchronization.Mutex` spins there before it
+// waits) and an `os_unfair_lock` on Apple platforms, where `Mutex` needs iOS 18
+// (Sources/ManagedCacheLocking/Lock.swift says why; `-DMANAGEDCACHE_SWIFT_MUTEX` swaps in `Mutex`).
 let package = Package(
     name: "ManagedCache",
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
@@ -13,7 +14,7 @@ let package = Package(
         .library(name: "ManagedCacheUIKit", targets: ["ManagedCacheUIKit"]),
     ],
     targets: [
-        // The package's lock type: `Mutex`, or a pthread mutex in ThreadSanitizer builds.
+        // The package's lock type: a pthread mutex on Linux, an `os_unfair_lock` on Apple platforms.
         .target(name: "ManagedCacheLocking"),
         .target(name: "ManagedCache", dependencies: ["ManagedCacheLocking"]),
         .target(name: "ManagedCacheUIKit", dependencies: ["ManagedCache", "ManagedCacheLocking"]),
