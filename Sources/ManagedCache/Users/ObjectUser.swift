@@ -223,7 +223,8 @@ public final class ObjectUser<Decoder: ObjectDecoding>: ManagedObjectUser {
     ///
     /// A stale object shown while it is revalidated (``LoadPolicy/staleWhileRevalidate``) is
     /// returned as it is, `.stale(revalidationError: nil)`; a newer one, if the server has it,
-    /// replaces it in ``phase`` and reaches `onReady` / `onDelivery`.
+    /// replaces it in ``phase`` and reaches `onReady` / `onDelivery`. A request that failed is
+    /// answered with its failure until a later answer to it (a retry's) replaces that.
     ///
     /// - Returns: The object of the current request, where it came from and whether it is current.
     /// - Throws: The current request's ``ManagedCacheError``; ``ManagedCacheError/cancelled(_:)``

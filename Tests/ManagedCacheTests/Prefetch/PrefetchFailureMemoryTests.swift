@@ -32,13 +32,26 @@ import Testing
         }
     }
 
+    /// A loopback server whose `path` answers 404, and a manager of `form` loading from it.
+    struct MissingKey {
+        let server: LoopbackServer
+        let directory = TemporaryDirectory()
+        let manager: ObjectManager
+        let request: ObjectRequest
+
+        init(_ form: Form, path: String) throws {
+            server = try LoopbackServer()
+            server.setRoute(path, .status(404))
+            manager = try form.manager(directory)
+            request = ObjectRequest(url: server.url(path))
+        }
+    }
+
     @Test(arguments: Form.allCases)
     func threePrefetchesOfAKeyAnswering404SendOneRequest(form: Form) async throws {
-        let server = try LoopbackServer()
-        server.setRoute("/gone", .status(404))
-        let directory = TemporaryDirectory()
-        let manager = try form.manager(directory)
-        let request = ObjectRequest(url: server.url("/gone"))
+        let fixture = try MissingKey(form, path: "/gone")
+        defer { withExtendedLifetime(fixture) {} }  // its directory holds the file cache's
+        let (server, manager, request) = (fixture.server, fixture.manager, fixture.request)
 
         var reports: [PrefetchReport] = []
         for attempt in 0..<3 {
@@ -55,7 +68,7 @@ import Testing
         }
         // Counted as a `manage` answered from the failure memory is.
         #expect(manager.statistics.failures[.recentlyFailed] == 2)
-        // An `await` of the key in between is answered the same way, without a request either.
+        // An `await` of the key afterwards is answered the same way, without a request either.
         do {
             _ = try await manager.data(from: request.url)
             Issue.record("expected recentlyFailed")
@@ -67,11 +80,9 @@ import Testing
 
     @Test(arguments: Form.allCases)
     func aForgottenFailureIsRequestedAgain(form: Form) async throws {
-        let server = try LoopbackServer()
-        server.setRoute("/flaky", .status(404))
-        let directory = TemporaryDirectory()
-        let manager = try form.manager(directory)
-        let request = ObjectRequest(url: server.url("/flaky"))
+        let fixture = try MissingKey(form, path: "/flaky")
+        defer { withExtendedLifetime(fixture) {} }  // its directory holds the file cache's
+        let (server, manager, request) = (fixture.server, fixture.manager, fixture.request)
         _ = await form.prefetchAndWait([request], with: manager)
 
         server.setRoute("/flaky", .ok(Data("back".utf8)))
