@@ -1,10 +1,10 @@
 // The names a documentation snippet may use without declaring them, once it says so inside
 // itself: a comment line `// Assumes `manager` (an ObjectManager) and `feedURL` (a URL).` makes
 // `.ci/docs-check` import exactly those names into it (scoped imports), so a reader who copies the
-// snippet is told what to supply. A block of README.md or an article gets nothing else; a block
-// of a `///` doc comment still gets the whole module. Each name stands for something the prose
-// around a snippet calls by name: "the manager", "an avatar's URL". Keep the list short and
-// obvious: a reader must be able to guess each name's type.
+// snippet is told what to supply. A block (of README.md, an article or a `///` doc comment) gets
+// nothing else. Each name stands for something the prose around a snippet calls by name: "the
+// manager", "an avatar's URL". Keep the list short and obvious: a reader must be able to guess
+// each name's type.
 import Foundation
 import ManagedCacheUIKit
 

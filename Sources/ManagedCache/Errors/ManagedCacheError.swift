@@ -8,6 +8,7 @@ import Foundation
 /// match a case without a cast:
 ///
 /// ```swift
+/// // Assumes `manager` (an ObjectManager), `feedURL` (a URL) and `Feed` (a Decodable model with a title).
 /// do {
 ///     let feed = try await manager.object(for: ObjectRequest(url: feedURL), decoder: JSONObjectDecoder<Feed>())
 ///     print(feed.title)

@@ -11,6 +11,7 @@ extension ObjectManager {
     /// the calling task, which is never the main thread (larger ones on the loading executor).
     ///
     /// ```swift
+    /// // Assumes `manager` (an ObjectManager), `feedURL` (a URL) and `Feed` (a Decodable model with a title).
     /// let feed = try await manager.object(for: ObjectRequest(url: feedURL), decoder: JSONObjectDecoder<Feed>())
     /// ```
     ///

@@ -23,6 +23,7 @@ extension ObjectManager {
     ///   here, on the calling thread, and never again until the next `manage`.
     ///
     /// ```swift
+    /// // Assumes `manager` (an ObjectManager) and `avatarURL` (a URL).
     /// let user = ObjectUser(request: ObjectRequest(url: avatarURL), decoder: DataDecoder()) { data, origin in
     ///     print("\(data.count) bytes from \(origin)")
     /// }

@@ -16,6 +16,7 @@ extension ObjectManager {
     /// ``store(_:for:decoder:toFileCache:pinned:cost:completion:)``.
     ///
     /// ```swift
+    /// // Assumes `manager` (an ObjectManager), `photoURL` (a URL) and `coverURL` (a URL).
     /// for request in [photoURL, coverURL].map({ ObjectRequest(url: $0) }) {
     ///     do {
     ///         try manager.pin(request)

@@ -36,6 +36,7 @@ extension ObjectManager {
     /// cancelled. For "download these for offline use and tell me when it is done".
     ///
     /// ```swift
+    /// // Assumes `manager` (an ObjectManager).
     /// let articleImages = (0..<40).map { ObjectRequest(url: URL(string: "https://example.com/a/7/\($0).jpg")!) }
     /// let report = await manager.prefetchAndWait(articleImages) { progress in
     ///     print("\(progress.finished) of \(progress.total)")

@@ -19,6 +19,7 @@ extension ObjectManager {
     /// that store variants, the stored variants are preloaded.
     ///
     /// ```swift
+    /// // Assumes `manager` (an ObjectManager).
     /// manager.preloadFromFileCache(.lastSession, decoder: DataDecoder())  // at launch
     /// ```
     ///

@@ -13,6 +13,7 @@ import ManagedCacheLocking
 /// - An optional **file cache** (`FileCaching`: `FileCache`, `BigFileCache` or your own).
 ///
 /// ```swift
+/// // Assumes `url` (a URL).
 /// let manager = ObjectManager()
 /// let user = ObjectUser(decoder: DataDecoder()) { data, _ in print(data.count) }
 /// user.request = ObjectRequest(url: url)

@@ -5,6 +5,7 @@ import Foundation
 /// per request with ``PolicyOverrides``.
 ///
 /// ```swift
+/// // Assumes `feedURL` (a URL).
 /// var configuration = ObjectManager.Configuration()
 /// configuration.policy.timeout = 15
 /// configuration.policy.freshness = .fixed(seconds: 7 * 86_400)  // "cache for a week"
@@ -187,6 +188,7 @@ public struct PolicyOverrides: Sendable, Hashable {
 /// two hours after it arrived, is one hour stale.
 ///
 /// ```swift
+/// // Assumes `feedURL` (a URL).
 /// var configuration = ObjectManager.Configuration()
 /// configuration.policy.staleIfError = .fromServer(defaultMaximumStaleness: 7 * 86_400)  // a week at most
 /// let manager = ObjectManager(configuration: configuration)

@@ -19,6 +19,7 @@ import ManagedCache
 /// can re-encode (Apple platforms), a variant is also stored in the file cache.
 ///
 /// ```swift
+/// // Assumes `manager` (an ObjectManager) and `photoURL` (a URL).
 /// let thumbnail = ImageCacheFormat(name: "thumbnail", size: PixelSize(width: 120, height: 120), scaleMode: .aspectFill)
 /// let user = ObjectUser(request: ObjectRequest(url: photoURL), decoder: ImageDecoder(format: thumbnail)) { image, _ in
 ///     print("\(image.pixelWidth)×\(image.pixelHeight)")

@@ -10,6 +10,7 @@ import ManagedCacheLocking
 /// renderers see exactly what a UIKit view would show, and when.
 ///
 /// ```swift
+/// // Assumes `manager` (an ObjectManager) and `avatarURL` (a URL).
 /// let cell = ManagedImageView(manager: manager)
 /// cell.placeholder = DecodedImage(info: ImageInfo(format: .png, pixelWidth: 44, pixelHeight: 44), encodedData: nil)
 /// cell.displayHook = { display in print(display.content) }

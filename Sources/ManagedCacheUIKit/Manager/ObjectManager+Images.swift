@@ -93,6 +93,7 @@ extension ObjectManager {
     /// Loads an image, from memory, the file cache or the network.
     ///
     /// ```swift
+    /// // Assumes `manager` (an ObjectManager) and `avatarURL` (a URL).
     /// let avatar = try await manager.image(for: avatarURL)
     /// print(avatar.pixelSize)
     /// ```

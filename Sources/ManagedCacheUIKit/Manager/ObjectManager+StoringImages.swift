@@ -19,6 +19,7 @@ extension ObjectManager {
     /// A load of either key under way is superseded (see `store(_:for:decoder:toFileCache:pinned:cost:completion:)`).
     ///
     /// ```swift
+    /// // Assumes `manager` (an ObjectManager) and `avatarURL` (a URL).
     /// func save(_ edited: DecodedImage) {
     ///     let thumbnail = ImageCacheFormat(name: "thumbnail", size: PixelSize(width: 160, height: 160))
     ///     let request = ObjectRequest(url: avatarURL, oid: "avatar-42")

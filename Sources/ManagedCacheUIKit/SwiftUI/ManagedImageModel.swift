@@ -25,6 +25,7 @@ import ManagedCache
 ///   view never fade in what was already in memory.
 ///
 /// ```swift
+/// // Assumes `avatarURL` (a URL).
 /// let model = ManagedImageModel()
 /// model.onChange = { [weak model] in print(model?.phase.image?.pixelSize as Any) }
 /// model.load(url: avatarURL)

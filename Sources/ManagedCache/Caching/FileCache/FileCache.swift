@@ -5,6 +5,7 @@ import Foundation
 /// entries; for 100,000 and more, use ``BigFileCache``.
 ///
 /// ```swift
+/// // Assumes `cachesDirectory` (the app's caches directory, a URL).
 /// let cache = try FileCache(
 ///     directory: cachesDirectory.appendingPathComponent("images"),
 ///     configuration: .init(byteLimit: 200 << 20, countLimit: 5_000, maximumAge: 7 * 86_400))

@@ -172,6 +172,7 @@ public class JournaledFileCache: FileCaching, @unchecked Sendable {
     /// `pinned` is true, atomically with the commit. A key already pinned stays pinned.
     ///
     /// ```swift
+    /// // Assumes `cachesDirectory` (the app's caches directory, a URL).
     /// let cache = try FileCache(directory: cachesDirectory.appendingPathComponent("saved"))
     /// try cache.store(Data("my avatar".utf8), forKey: "me/avatar", pinned: true)  // kept until unpinned or removed
     /// ```
