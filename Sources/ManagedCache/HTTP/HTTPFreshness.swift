@@ -15,6 +15,12 @@ public struct HTTPFreshness: Sendable, Hashable {
     /// object may still be shown when revalidating it fails. `nil`: the response set none, and
     /// ``LoadPolicy/staleIfError`` decides.
     public var staleIfError: Double?
+    /// How long the response was fresh for when it arrived (its `max-age` less its `Age`, or its
+    /// `Expires` less its `Date`), in seconds; `nil`: not known. A `304` that repeats neither
+    /// `Cache-Control` nor `Expires` makes the stored response fresh for this long again
+    /// (RFC 9111, sections 4.2 and 4.3.4): without it, a `max-age=0` entry revalidated once would
+    /// count as fresh for good.
+    var lifetime: Double?
 
     /// Creates a freshness record.
     ///
@@ -64,13 +70,27 @@ public struct HTTPFreshness: Sendable, Hashable {
     init(response: DataLoadResponse, receivedAt: Date, policy: FreshnessPolicy, previous: HTTPFreshness? = nil) {
         let directives = HTTPCacheDirectives(headers: response.headers)
         let repeatsDirectives = response.header("cache-control") != nil || previous == nil
+        let repeatsExpiry = repeatsDirectives || response.header("expires") != nil
+        let freshUntil: Date?
+        let lifetime: Double?
+        if let previous, !repeatsExpiry, case .fromServer = policy {
+            // The stored response's expiry stays in force, counted from this validation. An entry
+            // written before its lifetime was kept keeps its old end: it is revalidated again
+            // next time, never taken as fresh for good.
+            lifetime = previous.lifetime
+            freshUntil = previous.lifetime.map { receivedAt.addingTimeInterval($0) } ?? previous.freshUntil
+        } else {
+            freshUntil = directives.freshUntil(receivedAt: receivedAt, policy: policy)
+            lifetime = freshUntil.map { max(0, $0.timeIntervalSince(receivedAt)) }
+        }
         self.init(
-            freshUntil: directives.freshUntil(receivedAt: receivedAt, policy: policy),
+            freshUntil: freshUntil,
             etag: response.header("etag") ?? previous?.etag,
             lastModified: response.header("last-modified") ?? previous?.lastModified,
             mustRevalidate: repeatsDirectives
                 ? directives.mustRevalidate || directives.noCache : previous?.mustRevalidate ?? false,
             staleIfError: repeatsDirectives ? directives.staleIfError : previous?.staleIfError)
+        self.lifetime = lifetime
     }
 }
 
@@ -82,13 +102,23 @@ extension FileCacheMetadata {
     static let mustRevalidateKey = "must-revalidate"
     /// `userInfo` key of ``HTTPFreshness/staleIfError``: the seconds, as decimal text.
     static let staleIfErrorKey = "stale-if-error"
+    /// `userInfo` key of ``HTTPFreshness``'s lifetime: the seconds, as decimal text.
+    static let lifetimeKey = "fresh-lifetime"
 
     /// The freshness stored in this metadata.
     public var freshness: HTTPFreshness {
-        HTTPFreshness(
+        var freshness = HTTPFreshness(
             freshUntil: freshUntil, etag: etag, lastModified: lastModified,
             mustRevalidate: userInfo[Self.mustRevalidateKey] == "1",
-            staleIfError: userInfo[Self.staleIfErrorKey].flatMap(Double.init).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil })
+            staleIfError: Self.seconds(userInfo[Self.staleIfErrorKey]))
+        freshness.lifetime = Self.seconds(userInfo[Self.lifetimeKey])
+        return freshness
+    }
+
+    /// A stored count of seconds, or `nil` when it is absent or damaged (a damaged value reads as
+    /// unset rather than as a bound).
+    private static func seconds(_ text: String?) -> Double? {
+        text.flatMap(Double.init).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
     }
 
     /// This metadata with `freshness` written into it.
@@ -99,6 +129,7 @@ extension FileCacheMetadata {
         metadata.lastModified = freshness.lastModified
         metadata.userInfo[Self.mustRevalidateKey] = freshness.mustRevalidate ? "1" : nil
         metadata.userInfo[Self.staleIfErrorKey] = freshness.staleIfError.map { String($0) }
+        metadata.userInfo[Self.lifetimeKey] = freshness.lifetime.map { String($0) }
         return metadata
     }
 }

@@ -47,6 +47,28 @@ final class VersionedResource: Sendable {
         #expect(manager.statistics.revalidations == 1)
     }
 
+    /// A `304` that repeats no `Cache-Control` leaves a `max-age=0` object stale: the next use
+    /// revalidates again, from memory and from the file cache alike.
+    @Test func a304WithoutCacheControlLeavesAMaxAgeZeroObjectStale() async throws {
+        let server = try LoopbackServer()
+        server.setHandler("/bare304") { request in
+            if request.header("If-None-Match") == "\"v1\"" { return LoopbackResponse(status: 304, etag: "\"v1\"") }
+            return LoopbackResponse.ok(Data("version 1".utf8)).caching(etag: "\"v1\"", cacheControl: "max-age=0")
+        }
+        let directory = TemporaryDirectory()
+        let manager = makeNetworkManager(fileCache: SimpleFileCache(directory: directory.url))
+        let url = server.url("/bare304")
+        for _ in 0..<3 {
+            let object = try await manager.object(for: ObjectRequest(url: url), decoder: BlobDecoder())
+            #expect(object.text == "version 1")
+        }
+        #expect(server.requestCount(for: "/bare304") == 3)
+        manager.removeAllObjects()
+        _ = try await manager.object(for: ObjectRequest(url: url), decoder: BlobDecoder())
+        #expect(server.requestCount(for: "/bare304") == 4)
+        #expect(manager.statistics.notModified == 3)
+    }
+
     @Test func changedResourceReplacesTheObjectAndTheFile() async throws {
         let server = try LoopbackServer()
         let resource = VersionedResource()

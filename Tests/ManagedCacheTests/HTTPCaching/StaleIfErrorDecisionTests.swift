@@ -192,6 +192,37 @@ import Testing
         #expect(damaged.freshness.staleIfError == nil)
     }
 
+    /// A `304` that repeats neither `Cache-Control` nor `Expires` makes the stored response fresh
+    /// for its own lifetime again, counted from the validation (RFC 9111, 4.2 and 4.3.4): a
+    /// `max-age=0` entry stays stale, a `max-age=60` one is fresh for 60 s more, and an entry that
+    /// kept no lifetime keeps its old end rather than becoming fresh for good.
+    @Test func a304WithoutExpiryRestartsTheStoredLifetime() {
+        let policy = FreshnessPolicy.fromServer(defaultMaxAge: nil)
+        let first = Date(timeIntervalSince1970: 1_000_000)
+        let later = first.addingTimeInterval(500)
+        let bare = DataLoadResponse(statusCode: 304, headers: ["etag": "\"v1\""], expectedContentLength: 0, url: nil)
+        for (maxAge, expected) in [(0.0, later), (60.0, later.addingTimeInterval(60))] {
+            let stored = HTTPFreshness(
+                response: DataLoadResponse(
+                    statusCode: 200, headers: ["cache-control": "max-age=\(Int(maxAge))", "etag": "\"v1\""],
+                    expectedContentLength: 0, url: nil),
+                receivedAt: first, policy: policy)
+            #expect(stored.freshUntil == first.addingTimeInterval(maxAge))
+            let fromDisk = FileCacheMetadata().with(stored).freshness
+            let revalidated = HTTPFreshness(response: bare, receivedAt: later, policy: policy, previous: fromDisk)
+            #expect(revalidated.freshUntil == expected, "max-age=\(maxAge)")
+            #expect(revalidated.isStale(at: later, policy: policy) == (maxAge == 0))
+        }
+        let withoutLifetime = HTTPFreshness(freshUntil: first, etag: "\"v1\"")
+        let kept = HTTPFreshness(response: bare, receivedAt: later, policy: policy, previous: withoutLifetime)
+        #expect(kept.freshUntil == first)
+        let expires = DataLoadResponse(
+            statusCode: 304, headers: ["expires": HTTPCacheDirectives.formatHTTPDate(later.addingTimeInterval(30))],
+            expectedContentLength: 0, url: nil)
+        let replaced = HTTPFreshness(response: expires, receivedAt: later, policy: policy, previous: withoutLifetime)
+        #expect(replaced.freshUntil == later.addingTimeInterval(30))
+    }
+
     /// A `304` without `Cache-Control` leaves the stored directives in force (RFC 9111, 4.3.4);
     /// one with `Cache-Control` replaces them.
     @Test func a304KeepsStoredDirectivesUnlessItRepeatsCacheControl() {
