@@ -7,6 +7,8 @@ import PackageDescription
 // platforms, where `Mutex` needs iOS 18 (Sources/ManagedCacheLocking/Lock.swift).
 let package = Package(
     name: "ManagedCache",
+    // ManagedCacheUIKit's spoken strings are English resources (Sources/ManagedCacheUIKit/Resources).
+    defaultLocalization: "en",
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
         .library(name: "ManagedCache", targets: ["ManagedCache"]),
@@ -16,7 +18,10 @@ let package = Package(
         // The package's lock type: `Mutex`, or a pthread mutex in ThreadSanitizer builds.
         .target(name: "ManagedCacheLocking"),
         .target(name: "ManagedCache", dependencies: ["ManagedCacheLocking"]),
-        .target(name: "ManagedCacheUIKit", dependencies: ["ManagedCache", "ManagedCacheLocking"]),
+        .target(
+            name: "ManagedCacheUIKit", dependencies: ["ManagedCache", "ManagedCacheLocking"],
+            resources: [.process("Resources")]
+        ),
         // A small HTTP/1.1 server on 127.0.0.1 that misbehaves on request. The tests, the
         // examples and the benchmarks use it; it is not a product.
         .target(name: "LoopbackServer", dependencies: ["ManagedCacheLocking"]),
