@@ -8,6 +8,8 @@ import PackageDescription
 // (Sources/ManagedCacheLocking/Lock.swift says why; `-DMANAGEDCACHE_SWIFT_MUTEX` swaps in `Mutex`).
 let package = Package(
     name: "ManagedCache",
+    // ManagedCacheUIKit's spoken strings are English resources (Sources/ManagedCacheUIKit/Resources).
+    defaultLocalization: "en",
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
         .library(name: "ManagedCache", targets: ["ManagedCache"]),
@@ -17,7 +19,10 @@ let package = Package(
         // The package's lock type: a pthread mutex on Linux, an `os_unfair_lock` on Apple platforms.
         .target(name: "ManagedCacheLocking"),
         .target(name: "ManagedCache", dependencies: ["ManagedCacheLocking"]),
-        .target(name: "ManagedCacheUIKit", dependencies: ["ManagedCache", "ManagedCacheLocking"]),
+        .target(
+            name: "ManagedCacheUIKit", dependencies: ["ManagedCache", "ManagedCacheLocking"],
+            resources: [.process("Resources")]
+        ),
         // A small HTTP/1.1 server on 127.0.0.1 that misbehaves on request. The tests, the
         // examples and the benchmarks use it; it is not a product.
         .target(name: "LoopbackServer", dependencies: ["ManagedCacheLocking"]),

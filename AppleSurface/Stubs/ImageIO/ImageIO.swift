@@ -79,6 +79,15 @@ nonisolated(unsafe) public let kCGImageSourceCreateThumbnailFromImageAlways: CFS
 nonisolated(unsafe) public let kCGImageSourceThumbnailMaxPixelSize: CFString = "kCGImageSourceThumbnailMaxPixelSize"
 nonisolated(unsafe) public let kCGImageSourceCreateThumbnailWithTransform: CFString = "kCGImageSourceCreateThumbnailWithTransform"
 nonisolated(unsafe) public let kCGImageSourceSubsampleFactor: CFString = "kCGImageSourceSubsampleFactor"
+// imageio/kcgimagesourcedecoderequest, kcgimagesourcedecodetohdr, kcgimagesourcedecodetosdr:
+// `let kCGImageSourceDecodeRequest: CFString` etc., iOS 17+, macOS 14+, tvOS 17+, watchOS 10+,
+// visionOS 1+ (computed here: a stored global cannot carry `@available`).
+@available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+public var kCGImageSourceDecodeRequest: CFString { "kCGImageSourceDecodeRequest" }
+@available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+public var kCGImageSourceDecodeToHDR: CFString { "kCGImageSourceDecodeToHDR" }
+@available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, visionOS 1.0, *)
+public var kCGImageSourceDecodeToSDR: CFString { "kCGImageSourceDecodeToSDR" }
 
 // MARK: - Image properties
 
@@ -110,6 +119,11 @@ nonisolated(unsafe) public let kCGImagePropertyPNGUnclampedDelayTime: CFString =
 nonisolated(unsafe) public let kCGImagePropertyPNGGamma: CFString = "Gamma"
 nonisolated(unsafe) public let kCGImagePropertyAPNGLoopCount: CFString = "LoopCount"
 nonisolated(unsafe) public let kCGImagePropertyHEICSDictionary: CFString = "{HEICS}"  // iOS 13+
+// imageio/kcgimagepropertyheicsloopcount, …delaytime, …unclampeddelaytime: iOS 13+, macOS 10.15+,
+// tvOS 13+, watchOS 6+, visionOS 1+ (below the deployment targets).
+nonisolated(unsafe) public let kCGImagePropertyHEICSLoopCount: CFString = "LoopCount"
+nonisolated(unsafe) public let kCGImagePropertyHEICSDelayTime: CFString = "DelayTime"
+nonisolated(unsafe) public let kCGImagePropertyHEICSUnclampedDelayTime: CFString = "UnclampedDelayTime"
 nonisolated(unsafe) public let kCGImagePropertyWebPDictionary: CFString = "{WebP}"  // iOS 14+
 
 // MARK: - Destination options

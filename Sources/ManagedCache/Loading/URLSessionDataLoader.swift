@@ -31,19 +31,34 @@ public final class URLSessionDataLoader: DataLoading {
     private let starter = DispatchQueue(label: "ManagedCache.URLSessionDataLoader.starter")
     #endif
 
+    /// The networks this loader's loads may use.
+    public let networkAccess: NetworkAccess
+
     /// Creates a loader with its own ephemeral session.
     ///
     /// - Parameters:
     ///   - maximumConnectionsPerHost: How many loads of one host run at once; the others wait,
     ///     untimed, for one to end. Default 6, as `URLSession` does on Linux and macOS.
+    ///   - networkAccess: Whether loads may use a network in Low Data Mode and an expensive one
+    ///     (cellular, a personal hotspot). Default ``NetworkAccess/unrestricted``.
     ///   - configure: Changes the session configuration further (proxies, TLS, extra headers).
     ///     The loader then runs as many loads per host at once as the configuration's
     ///     `httpMaximumConnectionsPerHost` says. Default `nil`.
-    public init(maximumConnectionsPerHost: Int = 6, configure: ((URLSessionConfiguration) -> Void)? = nil) {
+    public init(
+        maximumConnectionsPerHost: Int = 6, networkAccess: NetworkAccess = .unrestricted,
+        configure: ((URLSessionConfiguration) -> Void)? = nil
+    ) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
+        #if canImport(Darwin)
+        // iOS 13, macOS 10.15, tvOS 13, watchOS 6: below every deployment target. Neither
+        // property exists in swift-corelibs-foundation (Linux has no such network states).
+        configuration.allowsConstrainedNetworkAccess = networkAccess.allowsConstrainedNetwork
+        configuration.allowsExpensiveNetworkAccess = networkAccess.allowsExpensiveNetwork
+        #endif
+        self.networkAccess = networkAccess
         configure?(configuration)
         let perHost = configuration.httpMaximumConnectionsPerHost
         #if canImport(Darwin)
@@ -439,4 +454,38 @@ struct TaskCancellationCounts: Equatable, Sendable {
     var taskHadEnded = 0
     /// A redirect of a task that was ending was not followed (its question left unanswered).
     var redirectsLeftUnanswered = 0
+}
+
+/// Which networks a loader's loads may use: the system's Low Data Mode ("constrained" networks)
+/// and expensive networks (cellular, a personal hotspot), as `URLSessionConfiguration`'s
+/// `allowsConstrainedNetworkAccess` and `allowsExpensiveNetworkAccess` say on Apple platforms.
+///
+/// A load a network is not allowed for fails at once with the session's `URLError`
+/// (`.notConnectedToInternet`, its `networkUnavailableReason` `.constrained` or `.expensive`),
+/// which the manager reports as a network failure; what is in the caches is still served. On
+/// Linux there are no such network states (and swift-corelibs-foundation has neither property):
+/// every load may use every network, whatever this says.
+public struct NetworkAccess: Sendable, Hashable {
+    /// Whether loads may use a network while Low Data Mode is on.
+    public var allowsConstrainedNetwork: Bool
+    /// Whether loads may use an expensive network.
+    public var allowsExpensiveNetwork: Bool
+
+    /// Creates a policy.
+    ///
+    /// - Parameters:
+    ///   - allowsConstrainedNetwork: Whether loads may use a network in Low Data Mode. Default `true`.
+    ///   - allowsExpensiveNetwork: Whether loads may use an expensive network. Default `true`.
+    public init(allowsConstrainedNetwork: Bool = true, allowsExpensiveNetwork: Bool = true) {
+        self.allowsConstrainedNetwork = allowsConstrainedNetwork
+        self.allowsExpensiveNetwork = allowsExpensiveNetwork
+    }
+
+    /// Every network, as `URLSession` allows by default.
+    public static let unrestricted = NetworkAccess()
+    /// Nothing while Low Data Mode is on: for prefetching and other loads the person did not ask
+    /// for, as Apple asks apps to do in Low Data Mode.
+    public static let respectsLowDataMode = NetworkAccess(allowsConstrainedNetwork: false)
+    /// Neither in Low Data Mode nor on an expensive network: Wi-Fi and wired networks only.
+    public static let inexpensiveOnly = NetworkAccess(allowsConstrainedNetwork: false, allowsExpensiveNetwork: false)
 }

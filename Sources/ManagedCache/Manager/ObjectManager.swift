@@ -53,9 +53,9 @@ public final class ObjectManager: Sendable {
     let transferCounters = Lock(TransferCounters())
     /// Paces the loads sent to the loader (``Configuration/loadRateLimit``); `nil`: no limit.
     let loadRateLimiter: LoadRateLimiter?
-    /// The memory-warning observer (iOS, tvOS, visionOS); removed when the manager goes away.
-    /// In a lock only because it is set once `self` exists, at the end of `init`.
-    private let memoryWarningObservation = Lock<NotificationObservation?>(nil)
+    /// The subscription to the system's memory signals (`MemoryPressure`); ends when the manager
+    /// goes away. In a lock only because it is set once `self` exists, at the end of `init`.
+    private let memoryWarningObservation = Lock<MemoryPressureSubscription?>(nil)
 
     /// Creates a manager with its own caches.
     ///
@@ -212,8 +212,8 @@ public final class ObjectManager: Sendable {
         fileCache?.removeAll()
     }
 
-    /// Frees memory now: empties the memory cache and undecoded bytes. On iOS, tvOS and visionOS it is
-    /// called on every memory warning.
+    /// Frees memory now: empties the memory cache and undecoded bytes, as a critical
+    /// ``MemoryPressure`` does (the system's signals call ``handleMemoryPressure(_:)``).
     public func handleMemoryPressure() {
         removeAllObjects()
     }
@@ -244,14 +244,11 @@ public final class ObjectManager: Sendable {
         return state.withLock { core.decide(event, at: now, in: &$0) }
     }
 
-    /// Calls `handleMemoryPressure()` on every memory warning, on platforms that send them, until
-    /// the manager goes away.
+    /// Calls `handleMemoryPressure(_:)` on every memory signal (`MemoryPressure`: the system's
+    /// memory-pressure source, UIKit's memory warning and move to the background, or the app's own
+    /// `signal()`), until the manager goes away.
     private func observeMemoryWarnings() {
-        #if canImport(UIKit) && !os(watchOS)
-        let observation = NotificationObservation(Notification.Name("UIApplicationDidReceiveMemoryWarningNotification")) {
-            [weak self] in self?.handleMemoryPressure()
-        }
-        memoryWarningObservation.withLock { $0 = observation }
-        #endif
+        let subscription = MemoryPressureCenter.shared.subscribe { [weak self] in self?.handleMemoryPressure($0) }
+        memoryWarningObservation.withLock { $0 = subscription }
     }
 }

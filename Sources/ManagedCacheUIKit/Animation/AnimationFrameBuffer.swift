@@ -1,4 +1,5 @@
 import Dispatch
+import ManagedCache
 import ManagedCacheLocking
 
 /// The decoded frames of one animation, kept within a byte limit and shared by every view that
@@ -16,9 +17,13 @@ import ManagedCacheLocking
 /// is what a buffer smaller than the animation needs to avoid decoding every frame twice per loop
 /// and to show each prefetched frame on time.
 ///
+/// Under memory pressure the buffer gives frames back (`trim(_:)`, as `MemoryPressure.trim`
+/// says): every live buffer is registered with `AnimationFrameBuffers`, which the process's
+/// memory signals reach.
+///
 /// Generic over the frame type so the platform-neutral logic is tested on Linux; on Apple
 /// platforms `Frame` is a `CGImage` made by ImageIO.
-final class AnimationFrameBuffer<Frame: Sendable>: Sendable {
+final class AnimationFrameBuffer<Frame: Sendable>: FrameBufferTrimming {
     /// A decoded frame and the bytes it occupies.
     struct Decoded: Sendable {
         var frame: Frame
@@ -49,11 +54,39 @@ final class AnimationFrameBuffer<Frame: Sendable>: Sendable {
     ///   - queue: Where frames are decoded, one at a time (made serial if it is not).
     ///   - decode: Decodes frame `index`, or returns `nil` when it cannot (the frame is then asked
     ///     for again later).
-    init(frameCount: Int, byteLimit: Int, queue: DispatchQueue, decode: @escaping @Sendable (Int) -> Decoded?) {
+    ///   - registry: Where memory signals reach it. Default the process's.
+    init(
+        frameCount: Int, byteLimit: Int, queue: DispatchQueue, registry: AnimationFrameBuffers = .shared,
+        decode: @escaping @Sendable (Int) -> Decoded?
+    ) {
         self.frameCount = frameCount
         self.byteLimit = byteLimit
         self.queue = DispatchQueue(label: "ManagedCacheUIKit.AnimationFrameBuffer", target: queue)
         self.decode = decode
+        registry.register(self)
+    }
+
+    /// Gives frames back: all of them (`.empty`), all but the one needed next (`.keepNextFrame`),
+    /// or none (`.keepAll`). Views keep the frame they show; a frame dropped is decoded again
+    /// when it is asked for.
+    func trim(_ trim: MemoryTrim.FrameBufferTrim) {
+        let dropped = state.withLock { state -> [Int: Decoded] in
+            let kept: Int?
+            switch trim {
+            case .keepAll: return [:]
+            case .keepNextFrame: kept = state.nextNeeded
+            case .empty: kept = nil
+            }
+            var dropped = state.frames
+            state.frames = [:]
+            state.byteCount = 0
+            if let kept, let frame = dropped.removeValue(forKey: kept) {
+                state.frames[kept] = frame
+                state.byteCount = frame.byteCount
+            }
+            return dropped
+        }
+        _ = dropped  // released here, outside the lock
     }
 
     /// The frame at `index` if it is held; otherwise `nil`, and its decode starts in the
@@ -118,5 +151,47 @@ final class AnimationFrameBuffer<Frame: Sendable>: Sendable {
         }
         state.frames[index] = decoded
         state.byteCount += decoded.byteCount
+    }
+}
+
+/// A frame buffer that gives frames back under memory pressure.
+protocol FrameBufferTrimming: AnyObject, Sendable {
+    func trim(_ trim: MemoryTrim.FrameBufferTrim)
+}
+
+/// Every live animation frame buffer of the process (held weakly), trimmed on each memory signal
+/// as `MemoryPressure.trim` says.
+final class AnimationFrameBuffers: Sendable {
+    /// The process's buffers, reached by its memory signals.
+    static let shared = AnimationFrameBuffers(center: .shared)
+
+    private struct Entry {
+        weak var buffer: (any FrameBufferTrimming)?
+    }
+
+    private let buffers = Lock<[ObjectIdentifier: Entry]>([:])
+    private let subscription = Lock<MemoryPressureSubscription?>(nil)
+
+    /// Buffers trimmed on the pressures `center` delivers.
+    init(center: MemoryPressureCenter) {
+        let subscription = center.subscribe { [weak self] pressure in self?.trimAll(pressure.trim.frameBuffers) }
+        self.subscription.withLock { $0 = subscription }
+    }
+
+    /// Trims `buffer` on every memory signal from now on, for as long as it lives.
+    func register(_ buffer: any FrameBufferTrimming) {
+        buffers.withLock { buffers in
+            buffers = buffers.filter { $0.value.buffer != nil }
+            buffers[ObjectIdentifier(buffer)] = Entry(buffer: buffer)
+        }
+    }
+
+    /// The buffers alive now.
+    var count: Int { buffers.withLock { $0.values.filter { $0.buffer != nil }.count } }
+
+    /// Trims every live buffer (outside the registry's lock).
+    func trimAll(_ trim: MemoryTrim.FrameBufferTrim) {
+        let live = buffers.withLock { $0.values.compactMap(\.buffer) }
+        for buffer in live { buffer.trim(trim) }
     }
 }

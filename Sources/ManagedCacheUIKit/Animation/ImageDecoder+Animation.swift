@@ -12,6 +12,10 @@ extension ImageDecoder {
         guard info.frameCount > 1 else { return decoded }
         var image = decoded
         if image.animation == nil { image.animation = AnimationInfo(parsing: data) }
+        #if canImport(ImageIO)
+        // An animated HEIC (HEICS): its timing is in ImageIO's properties, not parsed here.
+        if image.animation == nil, info.format == .heic { image.animation = ImageSequenceTiming(imageIOData: data)?.animation }
+        #endif
         guard let animation = image.animation else { return image }
         image.frameBufferByteLimit = AnimationFrameBudget.byteLimit(
             frameByteCount: image.decodedByteCount, frameCount: animation.frameCount, limit: animationBufferByteLimit)

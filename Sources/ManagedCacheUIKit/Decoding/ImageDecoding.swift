@@ -55,8 +55,13 @@ extension ImageDecoding {
     ///
     /// - Parameter data: The downloaded bytes.
     /// - Returns: The format, pixel size, frame count and orientation the bytes declare.
-    /// - Throws: ``ImageDecodingError/invalidImage(_:)`` with the validator's reason.
+    /// - Throws: ``ImageDecodingError/unsupportedFormat(_:)`` for AVIF and HEIC (recognised by
+    ///   their signature, decoded by no backend without a platform decoder), else
+    ///   ``ImageDecodingError/invalidImage(_:)`` with the validator's reason.
     public func inspect(_ data: Data) throws(ImageDecodingError) -> ImageInfo {
+        let route = ImageFormatSupport.route(
+            for: ImageValidator.detectFormat(data), platformReads: [], hasPlatformDecoder: false)
+        if case .unsupported(let format) = route { throw .unsupportedFormat(format) }
         do {
             return try ImageValidator.validate(data)
         } catch {

@@ -14,6 +14,10 @@ public enum ImageDecodingError: Error, Sendable, Equatable, CustomStringConverti
     case platformDecoderFailed(reason: String)
     /// An `ImageProcessor` threw, or a built-in one could not draw.
     case processingFailed(processor: String, reason: String)
+    /// The bytes are a format recognised by its signature (AVIF, HEIC) that this platform cannot
+    /// decode: no system decoder (Linux), or one that does not read it (AVIF before iOS 16 /
+    /// macOS 13 / tvOS 16 / watchOS 9). See `ImageFormatSupport`.
+    case unsupportedFormat(ImageFormat)
 
     /// A sentence for logs.
     public var description: String {
@@ -28,6 +32,8 @@ public enum ImageDecodingError: Error, Sendable, Equatable, CustomStringConverti
             "The system image decoder failed: \(reason)."
         case .processingFailed(let processor, let reason):
             "The image processor \(processor) failed: \(reason)."
+        case .unsupportedFormat(let format):
+            "The image is \(format.displayName), which this platform cannot decode."
         }
     }
 }

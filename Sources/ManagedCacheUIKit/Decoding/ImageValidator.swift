@@ -17,18 +17,21 @@ import Foundation
 /// }
 /// ```
 public enum ImageValidator {
-    /// The format whose signature ("magic bytes") `data` starts with, or `nil` if none does.
-    /// Looks at the first 12 bytes at most and checks nothing else.
+    /// The format whose signature ("magic bytes") `data` starts with, or `nil` if none does:
+    /// PNG, JPEG, GIF and WebP by their first 12 bytes at most, AVIF and HEIC/HEIF by the brands
+    /// of their leading `ftyp` box (its first 56 bytes at most). Checks nothing else.
     ///
     /// - Parameter data: Bytes that may be an image.
-    /// - Returns: PNG, JPEG, GIF or WebP, or `nil`.
+    /// - Returns: PNG, JPEG, GIF, WebP, AVIF or HEIC, or `nil`.
     public static func detectFormat(_ data: Data) -> ImageFormat? {
-        let head = [UInt8](data.prefix(ImageSignature.longestLength))
-        return ImageSignature.all.first { $0.isMatched(by: head) }?.format
+        let head = [UInt8](data.prefix(max(ImageSignature.longestLength, ISOBaseMediaBrands.headLength)))
+        if let signature = ImageSignature.all.first(where: { $0.isMatched(by: head) }) { return signature.format }
+        return ISOBaseMediaBrands.recognise(head)?.format
     }
 
-    /// Checks that `data` is a complete, structurally sound image and returns its format, size
-    /// and frame count.
+    /// Checks that `data` is a complete, structurally sound PNG, JPEG, GIF or WebP image and
+    /// returns its format, size and frame count. AVIF and HEIC are not validated here (only a
+    /// platform decoder reads them): their bytes throw `.unknownFormat`.
     ///
     /// - Parameter data: Bytes that should be a complete image.
     /// - Returns: The format, stored pixel size, frame count and EXIF orientation.
@@ -52,7 +55,7 @@ public enum ImageValidator {
                 case .jpeg: return try JPEGStructureValidator.validate(reader)
                 case .gif: return try GIFStructureValidator.validate(reader)
                 case .webp: return try WebPStructureValidator.validate(reader)
-                case .heic, .avif, .tiff, .other: throw .unknownFormat  // never detected by signature here
+                case .heic, .avif, .tiff, .other: throw .unknownFormat  // no structural validator
                 }
             }
         }

@@ -1,7 +1,7 @@
 /// Whether an image view plays animated images, from the three switches that decide it: the
 /// app's (the view's `animatesImages` and `ImageAnimation.isEnabled`), the system's Reduce Motion
 /// and the system's Animated Images accessibility setting (Settings › Accessibility ›
-/// Motion/Display: "Animated Images"; iOS 18, tvOS 18, visionOS 2 and later, where Apple asks apps
+/// Motion/Display: "Animated Images"; iOS 17, tvOS 17, visionOS 1 and later, where Apple asks apps
 /// to pause animated images while it is off). Any one of them off shows the first frame.
 ///
 /// Platform-neutral: the UIKit view reads the switches (and observes their change notifications)

@@ -233,15 +233,20 @@ private final class DisplayLinkTarget: NSObject {
     }
 }
 
-/// The system's Animated Images accessibility setting (Accessibility framework,
-/// `AccessibilitySettings.animatedImagesEnabled` and its change notification: iOS 18, tvOS 18,
-/// visionOS 2). Earlier systems have no such setting exposed to apps: animated images count as on.
+/// The system's Animated Images accessibility setting (Accessibility framework), as each system
+/// spells it: `AccessibilitySettings.animatedImagesEnabled` and its change notification from
+/// iOS 18 / tvOS 18 / visionOS 2; `AXAnimatedImagesEnabled()` and
+/// `Notification.Name.AXAnimatedImagesEnabledDidChange` from iOS 17 / tvOS 17 / visionOS 1 (the
+/// same setting, renamed in 18). Earlier systems expose no such setting: animated images count as
+/// on there. visionOS is left to `*` in the second check: its first release has the function.
 @MainActor
 enum SystemAnimatedImagesSetting {
     /// Whether the system lets animated images play.
     static var isOn: Bool {
         if #available(iOS 18.0, tvOS 18.0, visionOS 2.0, *) {  // portability-lint: allow checked here
             return AccessibilitySettings.animatedImagesEnabled  // portability-lint: allow inside #available
+        } else if #available(iOS 17.0, tvOS 17.0, *) {
+            return AXAnimatedImagesEnabled()
         }
         return true
     }
@@ -250,6 +255,8 @@ enum SystemAnimatedImagesSetting {
     static var didChangeNotification: Notification.Name? {
         if #available(iOS 18.0, tvOS 18.0, visionOS 2.0, *) {  // portability-lint: allow checked here
             return AccessibilitySettings.animatedImagesEnabledDidChangeNotification  // portability-lint: allow inside #available
+        } else if #available(iOS 17.0, tvOS 17.0, *) {
+            return .AXAnimatedImagesEnabledDidChange
         }
         return nil
     }

@@ -37,12 +37,21 @@ public struct ImageViewDisplay: Sendable, Equatable {
 
     /// What assistive technologies hear as the view's value: "Loading" (with the
     /// percentage once known) while the activity indicator spins, "Failed to load" after a
-    /// failure, nothing once the image shows. The app sets the label (what the image depicts);
-    /// the view adds the image trait and this value.
+    /// failure, nothing once the image shows, in the person's language
+    /// (``ImageAccessibilityStrings/current``, which an app can replace). The app sets the label
+    /// (what the image depicts); the view adds the image trait and this value.
     public var accessibilityValue: String? {
-        if case .failure = content { return "Failed to load" }
+        accessibilityValue(using: .current)
+    }
+
+    /// The value assistive technologies hear, in `strings`.
+    ///
+    /// - Parameter strings: The words to use.
+    /// - Returns: The loading or failure sentence, or `nil` once the image shows.
+    public func accessibilityValue(using strings: ImageAccessibilityStrings) -> String? {
+        if case .failure = content { return strings.failedToLoad }
         guard isActivityIndicatorVisible else { return nil }
-        if let fraction = progress?.fractionCompleted { return "Loading, \(Int((fraction * 100).rounded(.down))) percent" }
-        return "Loading"
+        if let fraction = progress?.fractionCompleted { return strings.loading(percent: Int((fraction * 100).rounded(.down))) }
+        return strings.loading
     }
 }

@@ -9,7 +9,8 @@ import ImageIO
 /// format (`ImageDecoder.applyFormat`), within the image's `frameBufferByteLimit`.
 ///
 /// Frame 0 is the image's own bitmap; the buffer decodes the others. Decoding runs on the
-/// buffer's serial queue, off the main thread.
+/// buffer's serial queue, off the main thread, and every frame leaves it as a bitmap that owns
+/// its pixels (`AnimationFrameHandoff`): never an image still reading the shared source.
 final class AnimatedFrames: Sendable, Equatable {
     /// The buffer of decoded frames (frame 0 included when a view asks for it by index).
     let buffer: AnimationFrameBuffer<CGImage>
@@ -23,13 +24,31 @@ final class AnimatedFrames: Sendable, Equatable {
     init(data: Data, frameCount: Int, byteLimit: Int, maximumPixelDimension: Int, decoder: ImageDecoder) {
         self.data = data
         self.maximumPixelDimension = maximumPixelDimension
-        let source = FrameSource(data: data, maximumPixelDimension: maximumPixelDimension)
+        let dynamicRange = (decoder.backend as? ImageIODecoding)?.dynamicRange ?? .standard
+        let source = FrameSource(data: data, maximumPixelDimension: maximumPixelDimension, dynamicRange: dynamicRange)
         buffer = AnimationFrameBuffer(frameCount: frameCount, byteLimit: byteLimit, queue: .global(qos: .userInitiated)) { index in
             guard let frame = source.decodeFrame(index) else { return nil }
-            let finished = decoder.applyFormat(to: DecodedImage(cgImage: frame)).cgImage ?? frame
+            let decoded = DecodedImage(
+                format: nil, bitmap: PlatformBitmap(frame, provenance: .imageSource), frameCount: 1, transformations: [])
+            guard let finished = Self.ownedPixels(of: decoder.applyFormat(to: decoded)) else { return nil }
             // Charged as the frame budget counts (`BitmapFootprint`, from the first frame's
             // `decodedByteCount`): bytes per row × rows, padding and 16-bit components included.
             return AnimationFrameBuffer.Decoded(frame: finished, byteCount: BitmapFootprint.byteCount(of: finished))
+        }
+    }
+
+    /// The frame as a bitmap that owns its pixels (`AnimationFrameHandoff`): drawn into a bitmap
+    /// of its own unless a resize or a processor already drew it. `nil` when drawing fails (the
+    /// frame is then asked for again later, never handed over tied to the shared source).
+    private static func ownedPixels(of frame: DecodedImage) -> CGImage? {
+        guard let bitmap = frame.bitmap else { return nil }
+        switch AnimationFrameHandoff.action(for: bitmap.provenance, sourceIsShared: true) {
+        case .handOver:
+            return bitmap.cgImage
+        case .copyPixels:
+            let size = frame.pixelSize
+            let plan = RedrawPlan(canvasSize: size, drawRect: PixelRect(x: 0, y: 0, width: size.width, height: size.height), clip: .none)
+            return ProcessorDrawing.redraw(frame, plan)?.cgImage
         }
     }
 
@@ -46,15 +65,18 @@ final class AnimatedFrames: Sendable, Equatable {
 /// `@unchecked Sendable` is safe here: `decodeFrame` is only ever called by one
 /// `AnimationFrameBuffer`'s decode closure, which runs on that buffer's serial queue, one decode at
 /// a time; so the mutable `source` (a `CGImageSource`, not Sendable) is only touched by one thread
-/// at a time, in order. `data` and `maximumPixelDimension` are immutable.
+/// at a time, in order, and no image tied to it leaves that queue (`AnimatedFrames.ownedPixels`).
+/// `data`, `maximumPixelDimension` and `dynamicRange` are immutable.
 private final class FrameSource: @unchecked Sendable {
     private let data: Data
     private let maximumPixelDimension: Int
+    private let dynamicRange: ImageDynamicRange
     private var source: CGImageSource?
 
-    init(data: Data, maximumPixelDimension: Int) {
+    init(data: Data, maximumPixelDimension: Int, dynamicRange: ImageDynamicRange) {
         self.data = data
         self.maximumPixelDimension = maximumPixelDimension
+        self.dynamicRange = dynamicRange
     }
 
     /// Frame `index`, composed onto the canvas by ImageIO, oriented, downsampled and decompressed.
@@ -63,13 +85,8 @@ private final class FrameSource: @unchecked Sendable {
             source = CGImageSourceCreateWithData(data as CFData, [kCGImageSourceShouldCache: false] as CFDictionary)
         }
         guard let source else { return nil }
-        let options: [CFString: Any] = [
-            kCGImageSourceCreateThumbnailFromImageAlways: true,
-            kCGImageSourceCreateThumbnailWithTransform: true,
-            kCGImageSourceShouldCacheImmediately: true,
-            kCGImageSourceThumbnailMaxPixelSize: max(1, maximumPixelDimension),
-        ]
-        return CGImageSourceCreateThumbnailAtIndex(source, index, options as CFDictionary)
+        let options = ImageIODecoding.decodeOptions(maximumPixelDimension: maximumPixelDimension, dynamicRange: dynamicRange)
+        return CGImageSourceCreateThumbnailAtIndex(source, index, options)
     }
 }
 #endif

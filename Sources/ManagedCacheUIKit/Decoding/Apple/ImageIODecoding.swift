@@ -13,9 +13,50 @@ import UniformTypeIdentifiers
 /// is applied while decoding; an image that arrives with an orientation of its own (wrapped from
 /// a `UIImage`) is drawn upright when it is resized or encoded. Only the first frame of an
 /// animation is decoded.
+///
+/// Which bytes go to ImageIO is `ImageFormatSupport`'s decision: PNG, JPEG, GIF and WebP are
+/// validated structurally first; AVIF and HEIC (recognised by their `ftyp` brands) go to ImageIO
+/// where it reads them (`CGImageSourceCopyTypeIdentifiers()`: HEIC from iOS 11, AVIF from
+/// iOS 16 / macOS 13) and are ``ImageDecodingError/unsupportedFormat(_:)`` where it does not;
+/// bytes of no known signature (TIFF, BMP, …) are ImageIO's to judge.
 public struct ImageIODecoding: ImageDecoding {
+    /// The dynamic range images are decoded in. Default ``ImageDynamicRange/standard``.
+    public let dynamicRange: ImageDynamicRange
+
     /// Creates the backend.
-    public init() {}
+    ///
+    /// - Parameter dynamicRange: ``ImageDynamicRange/high`` decodes HDR images in their extended
+    ///   range where the system can (iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1). Default
+    ///   ``ImageDynamicRange/standard``. Decoders sharing a format name must agree on it.
+    public init(dynamicRange: ImageDynamicRange = .standard) {
+        self.dynamicRange = dynamicRange
+    }
+
+    /// The formats ImageIO reads on this system, from the type identifiers it lists.
+    static let readableFormats: Set<ImageFormat> = {
+        let identifiers = CGImageSourceCopyTypeIdentifiers() as? [String] ?? []
+        return Set(identifiers.map(ImageFormat.init(typeIdentifier:)))
+    }()
+
+    /// ImageIO's options for decoding one image at `maximumPixelDimension` on its longer side
+    /// (a thumbnail of the full size decodes, orients and decompresses in one step) in
+    /// `dynamicRange` (`ImageDynamicRange.decodeRequest`, where the system takes decode requests).
+    static func decodeOptions(maximumPixelDimension: Int, dynamicRange: ImageDynamicRange) -> CFDictionary {
+        var options: [CFString: Any] = [
+            kCGImageSourceCreateThumbnailFromImageAlways: true,
+            kCGImageSourceCreateThumbnailWithTransform: true,
+            kCGImageSourceShouldCacheImmediately: true,
+            kCGImageSourceThumbnailMaxPixelSize: max(1, maximumPixelDimension),
+        ]
+        if #available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *) {
+            switch dynamicRange.decodeRequest(systemTakesDecodeRequests: true) {
+            case .toHDR: options[kCGImageSourceDecodeRequest] = kCGImageSourceDecodeToHDR
+            case .toSDR: options[kCGImageSourceDecodeRequest] = kCGImageSourceDecodeToSDR
+            case nil: break
+            }
+        }
+        return options as CFDictionary
+    }
 
     /// `true`: ImageIO and Core Graphics resize and re-encode.
     public var canTransformPixels: Bool { true }
@@ -25,14 +66,24 @@ public struct ImageIODecoding: ImageDecoding {
     ///
     /// - Parameter data: The downloaded bytes.
     /// - Returns: The format, pixel size, frame count and EXIF orientation.
-    /// - Throws: ``ImageDecodingError/invalidImage(_:)`` for incomplete or unreadable bytes.
+    /// - Throws: ``ImageDecodingError/unsupportedFormat(_:)`` for AVIF where ImageIO does not
+    ///   read it; ``ImageDecodingError/invalidImage(_:)`` for incomplete or unreadable bytes.
     public func inspect(_ data: Data) throws(ImageDecodingError) -> ImageInfo {
-        do {
-            return try ImageValidator.validate(data)
-        } catch .unknownFormat {
+        let route = ImageFormatSupport.route(
+            for: ImageValidator.detectFormat(data), platformReads: Self.readableFormats, hasPlatformDecoder: true)
+        switch route {
+        case .structural:
+            do {
+                return try ImageValidator.validate(data)
+            } catch {
+                throw .invalidImage(error)
+            }
+        case .platformDecoder:
             return try inspectWithImageIO(data)
-        } catch {
-            throw .invalidImage(error)
+        case .unsupported(let format):
+            throw .unsupportedFormat(format)
+        case .unknown:
+            throw .invalidImage(.unknownFormat)
         }
     }
 
@@ -69,17 +120,12 @@ public struct ImageIODecoding: ImageDecoding {
         // A thumbnail of the full size when no smaller one is asked for: the same call then
         // decodes, applies the orientation and decompresses in one step.
         let dimension = maximumPixelDimension ?? max(info.pixelWidth, info.pixelHeight)
-        let options: [CFString: Any] = [
-            kCGImageSourceCreateThumbnailFromImageAlways: true,
-            kCGImageSourceCreateThumbnailWithTransform: true,
-            kCGImageSourceShouldCacheImmediately: true,
-            kCGImageSourceThumbnailMaxPixelSize: max(1, dimension),
-        ]
-        guard let image = CGImageSourceCreateThumbnailAtIndex(source, 0, options as CFDictionary) else {
+        let options = Self.decodeOptions(maximumPixelDimension: dimension, dynamicRange: dynamicRange)
+        guard let image = CGImageSourceCreateThumbnailAtIndex(source, 0, options) else {
             throw .platformDecoderFailed(reason: "ImageIO could not decode the \(info.format.rawValue) data")
         }
         return DecodedImage(
-            format: info.format, bitmap: PlatformBitmap(image), frameCount: info.frameCount,
+            format: info.format, bitmap: PlatformBitmap(image, provenance: .imageSource), frameCount: info.frameCount,
             transformations: [])
     }
 

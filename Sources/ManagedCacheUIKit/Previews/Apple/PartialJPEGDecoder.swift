@@ -24,7 +24,7 @@ enum PartialJPEGDecoder {
             kCGImageSourceThumbnailMaxPixelSize: max(1, maximumPixelDimension),
         ]
         guard let image = CGImageSourceCreateThumbnailAtIndex(source, 0, options as CFDictionary) else { return nil }
-        return DecodedImage(format: .jpeg, bitmap: PlatformBitmap(image), frameCount: 1, transformations: [])
+        return DecodedImage(format: .jpeg, bitmap: PlatformBitmap(image, provenance: .imageSource), frameCount: 1, transformations: [])
     }
 }
 #endif

@@ -34,7 +34,7 @@ enum ProcessorDrawing {
         drawUpright(source, orientation: image.orientation, in: plan.drawRect, canvasHeight: plan.canvasSize.height, context: context)
         guard let drawn = context.makeImage() else { return nil }
         return DecodedImage(
-            format: image.format, bitmap: PlatformBitmap(drawn), frameCount: image.frameCount,
+            format: image.format, bitmap: PlatformBitmap(drawn, provenance: .drawn), frameCount: image.frameCount,
             transformations: image.transformations, isOpaque: isOpaque)
     }
 
@@ -78,7 +78,7 @@ enum ProcessorDrawing {
         pixels.copyMemory(from: UnsafeRawPointer(scratch), byteCount: byteCount)
         guard let blurred = context.makeImage() else { return nil }
         return DecodedImage(
-            format: image.format, bitmap: PlatformBitmap(blurred), frameCount: image.frameCount,
+            format: image.format, bitmap: PlatformBitmap(blurred, provenance: .drawn), frameCount: image.frameCount,
             transformations: image.transformations, isOpaque: image.isOpaque)
     }
 
