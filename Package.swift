@@ -47,7 +47,7 @@ let package = Package(
         // Its own small harness; not part of the tests' verdict.
         .executableTarget(
             name: "ManagedCacheBenchmarks",
-            dependencies: ["ManagedCache", "LoopbackServer", "ManagedCacheLocking", "ChildProcesses"],
+            dependencies: ["ManagedCache", "LoopbackServer", "ManagedCacheLocking", "ChildProcesses", "HeapProbe"],
             path: "Benchmarks/Sources"
         ),
         // The soak: `swift run -c release ManagedCacheSoak [--seconds 60]`. An app-like
@@ -97,7 +97,7 @@ let package = Package(
         // A child process for the file-cache crash tests: writes entries until it is killed.
         .executableTarget(
             name: "FileCacheCrashWriter",
-            dependencies: ["ManagedCache", "CrashPayload"],
+            dependencies: ["ManagedCache", "ManagedCacheLocking", "CrashPayload"],
             path: "Tests/FileCacheCrashWriter"
         ),
         // A child process for the descriptor-exhaustion test: loads under a lowered RLIMIT_NOFILE.

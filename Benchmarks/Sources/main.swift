@@ -27,6 +27,7 @@ let runner = BenchmarkRunner(
         FileCacheFirstHitScenario(),
         BigFileCacheOpenMissScenario(),
         BigFileCacheTrimScenario(),
+        BigFileCacheMillionScenario(),
         MemoryFootprintScenario(),
         StreamingMemoryScenario(),
         ScrollScenario(),

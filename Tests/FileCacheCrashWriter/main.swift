@@ -3,6 +3,7 @@
 //     FileCacheCrashWriter <root> <single|big> <seed> crash
 //     FileCacheCrashWriter <root> <single|big> <seed> steady <iterations> <key prefix>
 //     FileCacheCrashWriter <root> <single|big> <seed> share <iterations> <key prefix> <byte limit> <count limit>
+//     FileCacheCrashWriter <root> <single|big> <seed> stop <between|inside> <key prefix>
 //
 // `crash` mode runs every kind of operation on the cache at <root> in a loop until the parent
 // kills it (SIGKILL). `steady` mode runs <iterations> operations on keys starting with
@@ -25,10 +26,17 @@
 // pin line, "U", "R <key>" (removed), "A" (removed all), "Q <key>" (refused: over the pinned
 // quota) or "N <key>" (nothing to pin). So the parent knows every pin in force, and which one key
 // an operation under way at the kill may have changed.
+//
+// `stop` mode stores 20 entries, then stops itself (SIGSTOP) between two operations ("B" first)
+// or, once the file `<root>.go` exists ("R" first: the parent creates it), inside the commit of
+// `<prefix>stopped`, with the journal lock held ("W" first). Once
+// continued it finishes that commit, reads back what the parent wrote meanwhile (`parent-0` …
+// while they are there), writes and removes more, and ends with "D" and exit 0.
 
 import CrashPayload
 import Foundation
 import ManagedCache
+import ManagedCacheLocking
 
 #if canImport(Glibc)
 import Glibc
@@ -54,9 +62,13 @@ let iterations = steady ? Int(arguments[5]) ?? 100 : Int.max
 let prefix = steady ? arguments[6] : "key-"
 let shareLimits = share && arguments.count >= 9 ? (bytes: Int(arguments[7]), count: Int(arguments[8])) : nil
 
+let stopMode = arguments[4] == "stop"
+
 let cache: any FileCaching
 do {
-    if let shareLimits {
+    if stopMode {
+        cache = big ? try BigFileCache(directory: root) : try FileCache(directory: root)
+    } else if let shareLimits {
         cache =
             big
             ? try BigFileCache(directory: root, configuration: .init(byteLimit: shareLimits.bytes, countLimit: shareLimits.count))
@@ -110,6 +122,55 @@ func shareStep(_ key: String, _ choice: UInt64) throws {
     default:
         cache.trim()
     }
+}
+
+if stopMode, arguments.count >= 7, let journaled = cache as? JournaledFileCache {
+    let prefix = arguments[6]
+    func commit(_ key: String) throws {
+        generation += 1
+        let bytes = CrashPayload.bytes(key: key, generation: generation)
+        try cache.store(bytes, forKey: key, metadata: FileCacheMetadata(userInfo: ["generation": String(generation)]))
+        say("C \(key) \(generation) \(CRC32.checksum(bytes))")
+    }
+    do {
+        for index in 0..<20 { try commit(prefix + String(index)) }
+        if arguments[5] == "inside" {
+            // Stopped only once the parent has caught up with the 20 entries: it creates <root>.go.
+            say("R")
+            while access(root.path + ".go", F_OK) != 0 { usleep(2_000) }
+            let once = Lock(true)
+            journaled.setHookInsideCommit {
+                let first = once.withLock { pending in
+                    defer { pending = false }
+                    return pending
+                }
+                if first { raise(SIGSTOP) }
+            }
+            say("W")
+            try commit(prefix + "stopped")
+            journaled.setHookInsideCommit(nil)
+        } else {
+            say("B")
+            raise(SIGSTOP)
+        }
+        // Continued: what the parent wrote meanwhile is there and intact.
+        for index in 0..<20 {
+            guard let entry = cache.entry(forKey: "parent-\(index)") else { continue }
+            let stored = UInt64(entry.metadata.userInfo["generation"] ?? "") ?? 0
+            guard try cache.readData(for: entry) == CrashPayload.bytes(key: entry.key, generation: stored) else {
+                FileHandle.standardError.write(Data("read back wrong bytes for \(entry.key)\n".utf8))
+                exit(4)
+            }
+        }
+        for index in 20..<30 { try commit(prefix + String(index)) }
+        cache.removeEntry(forKey: prefix + "0")
+        guard cache.entry(forKey: prefix + "0") == nil, cache.entry(forKey: prefix + "29") != nil else { exit(6) }
+    } catch {
+        FileHandle.standardError.write(Data("operation failed: \(error)\n".utf8))
+        exit(5)
+    }
+    say("D")
+    exit(0)
 }
 
 if share {

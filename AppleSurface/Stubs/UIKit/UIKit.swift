@@ -774,4 +774,39 @@ open class UIApplication: UIResponder {
     /// Apple: `nonisolated class let willEnterForegroundNotification: NSNotification.Name`.
     nonisolated public static let willEnterForegroundNotification =
         NSNotification.Name("UIApplicationWillEnterForegroundNotification")
+
+    // Background tasks. SDK (iOS 18.0, UIApplication.h): `beginBackgroundTaskWithName:expirationHandler:`
+    // and `endBackgroundTask:` are `NS_SWIFT_NONISOLATED`, the handler `NS_SWIFT_UI_ACTOR`
+    // (Swift: `(@MainActor @Sendable () -> Void)?`). iOS 7 / 4, tvOS, Mac Catalyst, visionOS; no watchOS.
+    /// Apple: `nonisolated func beginBackgroundTask(withName taskName: String?, expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil) -> UIBackgroundTaskIdentifier`.
+    nonisolated open func beginBackgroundTask(
+        withName taskName: String?, expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil
+    ) -> UIBackgroundTaskIdentifier { .invalid }
+    /// Apple: `nonisolated func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier)`.
+    nonisolated open func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier) {}
+}
+
+/// Apple: `struct UIBackgroundTaskIdentifier : Hashable, Equatable, RawRepresentable, Sendable`
+/// (`rawValue: Int`), with `static let invalid`.
+public struct UIBackgroundTaskIdentifier: Hashable, RawRepresentable, Sendable {
+    public var rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Apple: `static let invalid: UIBackgroundTaskIdentifier`.
+    public static let invalid = UIBackgroundTaskIdentifier(rawValue: 0)
+}
+
+// MARK: - Foundation on Apple platforms (what Linux's Foundation lacks)
+
+extension ProcessInfo {
+    /// Apple: `func performExpiringActivity(withReason reason: String, using block: @escaping @Sendable (Bool) -> Void)`
+    /// (iOS 8.2, tvOS 9, watchOS 2, Mac Catalyst 13.1, visionOS 1; not macOS). The block runs
+    /// asynchronously; it is called again with `true` when the process is about to be suspended.
+    public func performExpiringActivity(withReason reason: String, using block: @escaping @Sendable (Bool) -> Void) {}
+}
+
+extension FileManager {
+    /// Apple: `func containerURL(forSecurityApplicationGroupIdentifier groupIdentifier: String) -> URL?`
+    /// (iOS 7, macOS 10.8, tvOS 9, watchOS 2, visionOS 1): the App Group's shared directory; nil
+    /// on iOS when the group is not in the app's entitlements.
+    public func containerURL(forSecurityApplicationGroupIdentifier groupIdentifier: String) -> URL? { nil }
 }

@@ -203,6 +203,13 @@ public protocol FileCaching: AnyObject, Sendable {
     /// - Parameter limit: The most entries to return.
     /// - Returns: Up to `limit` entries, most recently used first.
     func entriesUsedInPreviousSession(limit: Int) -> [FileCacheEntry]
+
+    /// Closes the cache: writes what it keeps in memory for later (recency, say), releases its
+    /// files, and makes every later call fail: throwing methods throw ``FileCacheError/closed``,
+    /// lookups return `nil`. A manager that still holds a closed cache reports each failure and
+    /// goes on without it. Optional: the default does nothing (a cache with nothing to write or
+    /// release).
+    func close()
 }
 
 /// A download being written into a file cache. Not visible to readers until `commit`.
@@ -386,6 +393,13 @@ public enum FileCacheError: Error, Sendable, Hashable, CustomStringConvertible {
     /// An error that is not a `FileCacheError`, thrown by a custom file cache; `description`
     /// is its `String(describing:)`.
     case other(description: String)
+    /// The cache was closed (``FileCaching/close()``): it serves and takes nothing any more.
+    /// Open a new instance on its directory to use it again.
+    case closed
+    /// Another instance of the cache, in this process or another, held the cache's index lock for
+    /// the whole bounded wait (most likely a process suspended or stopped in the middle of a
+    /// write): `operation` did nothing. Try again later.
+    case busy(operation: String)
 
     /// Wraps any error a file cache threw: a `FileCacheError` as it is, anything else as
     /// ``other(description:)``.
@@ -422,6 +436,8 @@ public enum FileCacheError: Error, Sendable, Hashable, CustomStringConvertible {
         case .pinningUnsupported: return "pinningUnsupported"
         case .noEntry(let key): return "noEntry(\(key))"
         case .other(let description): return "other(\(description))"
+        case .closed: return "closed"
+        case .busy(let operation): return "busy(\(operation))"
         }
     }
 }
@@ -552,6 +568,10 @@ extension FileCaching {
     public func pinnedEntries() -> [FileCacheEntry] {
         []
     }
+
+    /// Does nothing: a custom cache that keeps nothing for later and holds no file open has
+    /// nothing to close.
+    public func close() {}
 
     /// Verifies an entry by reading it: ``readData(for:)`` checks it.
     ///

@@ -69,6 +69,8 @@ final class CrashWriterProcess {
     /// Commits the child reported: key and generation.
     private(set) var commits: [(key: String, generation: UInt64)] = []
     private(set) var opened = false
+    /// The child (`stop` mode) waits for the parent's go.
+    private(set) var ready = false
     /// The child's closing summary in `share` mode: reads that matched, stale and wrong.
     private(set) var readSummary: (good: Int, stale: Int, wrong: Int)?
     /// What the child reported about pins (`crash` mode), in order: apply them to a `PinLedger`.
@@ -127,6 +129,7 @@ final class CrashWriterProcess {
     private func handle(_ line: String) {
         let fields = line.split(separator: " ")
         if fields.first == "O" { opened = true }
+        if fields.first == "R" { ready = true }
         if let report = PinLedger.Report(fields) { pinReports.append(report) }
         if fields.count == 4, fields[0] == "S", let good = Int(fields[1]), let stale = Int(fields[2]), let wrong = Int(fields[3]) {
             readSummary = (good, stale, wrong)
@@ -145,6 +148,11 @@ final class CrashWriterProcess {
         _ = systemKill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         return process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+    }
+
+    /// Sends `signal` to the child (`SIGSTOP`, `SIGCONT`).
+    func send(_ signal: Int32) {
+        process.send(signal)
     }
 
     /// Waits (bounded) for the child to exit by itself; returns its exit status, or nil on timeout.

@@ -308,9 +308,11 @@ import Darwin
         do {
             let store = try cacheStore(of: cache!)
             let refused = store.state.withLock { state -> FileCacheError? in
-                state._lockJournal()
-                defer { state._unlockJournal() }
-                do throws(FileCacheError) { try state._compact() } catch { return error }
+                do throws(FileCacheError) {
+                    try state._lockJournal()
+                    defer { state._unlockJournal() }
+                    try state._compact()
+                } catch { return error }
                 return nil
             }
             #expect(refused == .io(operation: "compact index journal", errno: ENOSPC))

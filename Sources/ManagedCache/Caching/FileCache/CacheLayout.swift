@@ -12,9 +12,10 @@ import Darwin
 ///   journal.lookup  where each key's records are in the journal: a hint for the first lookups
 ///                   after an opening (`JournalLookupTable`), written at compaction and closing
 ///   lock            flock target: journal appends, compaction and promotions into ready/ hold it
-///   session.lock    every open instance holds it shared; holding it exclusively means "alone"
-///   sessions/       one file per open instance, deleted when it closes cleanly: a file left
-///                   behind means an instance crashed and index and files must be reconciled
+///   session.lock    what earlier versions held shared while open (probed for their files only)
+///   sessions/       one file per open instance, naming its process, deleted when it closes
+///                   cleanly: a file whose process is gone means an instance crashed and index
+///                   and files must be reconciled (`SessionFiles`)
 ///   loading/        in-progress writes, <pid>-<unique random>.part
 ///   ready/          complete entries only: <digest>-<version> (single layout)
 ///   ready/00 … ff/  complete entries spread over 256 buckets (bucketed layout)
@@ -130,7 +131,9 @@ struct CacheLayout: Sendable {
         // Where the cache creates files (the journal and lock files, writes, session files); what
         // it moves elsewhere keeps the class it was created with.
         PrivateFiles.applyProtection(protection, toDirectories: [root, loading, sessions])
-        PrivateFiles.narrowOwnItems([loading, ready, sessions, root + "/partial", journal])
+        PrivateFiles.narrowOwnItems(
+            [loading, ready, sessions, root + "/partial", journal, journalLock, sessionLock, root + "/journal.lookup"])
+        if kind == .bucketed { PrivateFiles.narrowOwnItems(bucketDirectories) }
         return Posix.requireDirectory(ready)
     }
 }

@@ -42,7 +42,10 @@ extension CacheStore {
         Thread.detachNewThread {
             guard job.claim() else { return }
             job.publish(job.decode(layout: layout))
-            Self.install(job, waiting: false, into: state, layout: layout, now: clock().timeIntervalSinceReferenceDate)
+            // The install writes (the session, the limits' evictions, a compaction).
+            BackgroundActivity.run {
+                Self.install(job, waiting: false, into: state, layout: layout, now: clock().timeIntervalSinceReferenceDate)
+            }
         }
     }
 

@@ -25,6 +25,7 @@ extension CacheStore {
     }
 
     func partialDownload(forKey key: String) -> PartialDownload? {
+        guard !isClosed else { return nil }
         let paths = partialPaths(forKey: key)
         guard let info = FileManager.default.contents(atPath: paths.info),
             let newline = info.firstIndex(of: 0x0A),
@@ -36,6 +37,7 @@ extension CacheStore {
     }
 
     func makeWriter(resuming partial: PartialDownload, pinned: Bool = false) throws(FileCacheError) -> StoreWriter {
+        guard !isClosed else { throw .closed }
         guard partialDownload(forKey: partial.key) == partial else {
             throw .io(operation: "resume: the partial download changed or is gone", errno: ENOENT)
         }
@@ -95,6 +97,7 @@ extension CacheStore {
 
     /// Removes every partial download (with `removeAll`).
     func removeAllPartials() {
+        guard !isClosed else { return }
         Posix.removeTree(partialDirectory)
     }
 

@@ -144,7 +144,7 @@ extension CacheStore {
         guard let (record, path, stamp) = found,
             record.created == entry.createdAt.timeIntervalSinceReferenceDate, record.size == entry.byteCount
         else {
-            throw .corrupted(key: entry.key)
+            throw isClosed ? .closed : .corrupted(key: entry.key)
         }
         return (record, path, stamp)
     }
@@ -152,7 +152,7 @@ extension CacheStore {
     /// Removes a corrupted entry and returns the error to throw.
     private func discard(_ record: EntryRecord) -> FileCacheError {
         _ = try? withState { state throws(FileCacheError) in
-            state._remove(key: record.key, version: record.id.version)
+            try state._remove(key: record.key, version: record.id.version)
         }
         return .corrupted(key: record.key)
     }

@@ -30,7 +30,7 @@ final class CacheStore: Sendable {
     /// (`CacheStore+Opening`) installs the replayed index into it and never holds the store
     /// itself. A thread that upgraded a weak reference to the store for the install would, if the
     /// app released the cache meanwhile, run the store's `deinit` (which closes the cache and
-    /// releases its session lock) only when the install returned; an instance opened in between
+    /// deletes its session file) only when the install returned; an instance opened in between
     /// would find the directory still in use and skip the reconciliation a crashed instance calls
     /// for. Holding this object instead keeps "releasing the cache closes it at once" true.
     let state: SharedLock<StoreState>
@@ -73,9 +73,18 @@ final class CacheStore: Sendable {
     var openingUsesLookupTable: Bool { state.withLock { $0.opening?.snapshot.table != nil } }
 
     deinit {
-        if let opening = state.withLock({ $0.opening }) { completeOpening(opening) }
-        state.withLock { $0._close() }
+        close()
     }
+
+    /// Closes the cache for good (see `JournaledFileCache.close()`): finishes an opening still
+    /// replaying, writes what `_close` writes, and refuses every later operation.
+    func close() {
+        if let opening = state.withLock({ $0.closed ? nil : $0.opening }) { completeOpening(opening) }
+        BackgroundActivity.run { state.withLock { $0._closeForGood() } }
+    }
+
+    /// Whether `close()` was called.
+    var isClosed: Bool { state.withLock { $0.closed } }
 
     /// What `attempt` did: ran the body, found the opening unfinished, or (given a time budget)
     /// found the mutex held for all of it.
@@ -92,6 +101,7 @@ final class CacheStore: Sendable {
         waitingAtMost budget: Double? = nil, _ body: @Sendable (inout StoreState) throws(FileCacheError) -> T
     ) -> Attempt<T> {
         func section(_ state: inout StoreState) -> (Attempt<T>, [String], [String]) {
+            if state.closed { return (.done(.failure(.closed)), [], []) }
             if let opening = state.opening { return (.opening(opening), [], []) }
             let result = Result<T, FileCacheError> { () throws(FileCacheError) -> T in try body(&state) }
             if state.opening == nil, !state.degraded { state._rebuildPresenceFilterIfNeeded() }
@@ -118,13 +128,16 @@ final class CacheStore: Sendable {
     }
 
     /// Runs `body` on the locked state (once the opening's replay has finished), then deletes the
-    /// files it queued, outside the lock.
+    /// files it queued, outside the lock; inside a background activity where the platform has
+    /// one (`BackgroundActivity`): these are the operations that write.
     func withState<T: Sendable>(_ body: @Sendable (inout StoreState) throws(FileCacheError) -> T) throws(FileCacheError) -> T {
-        while true {
-            switch attempt(body) {
-            case .done(let result): return try result.get()
-            case .opening(let job): completeOpening(job)
-            case .busy: continue  // not given a budget: never happens
+        try BackgroundActivity.run { () throws(FileCacheError) -> T in
+            while true {
+                switch attempt(body) {
+                case .done(let result): return try result.get()
+                case .opening(let job): completeOpening(job)
+                case .busy: continue  // not given a budget: never happens
+                }
             }
         }
     }
@@ -242,6 +255,14 @@ final class CacheStore: Sendable {
     /// for this mutex. So the mutex covers registering the promotion (the journal lock is taken
     /// and held throughout) and journaling the record, not the rename between them.
     func commit(temporaryPath: String, record: EntryRecord) throws(FileCacheError) -> FileCacheEntry {
+        // One activity from the journal lock's taking to its release (see `BackgroundActivity`).
+        try BackgroundActivity.run { () throws(FileCacheError) -> FileCacheEntry in
+            try promote(temporaryPath: temporaryPath, record: record)
+        }
+    }
+
+    /// The three steps of `commit`.
+    private func promote(temporaryPath: String, record: EntryRecord) throws(FileCacheError) -> FileCacheEntry {
         let now = self.now
         var dated = record
         dated.created = now
@@ -276,7 +297,7 @@ final class CacheStore: Sendable {
 
     /// Removes `key`'s entry; throws when the removal does not last (see `_finishEviction`).
     func removeEntry(forKey key: String) throws(FileCacheError) {
-        let error = try withState { state throws(FileCacheError) in state._remove(key: key, version: nil) }
+        let error = try withState { state throws(FileCacheError) in try state._remove(key: key, version: nil) }
         if error != 0 { throw .io(operation: "remove entry", errno: error) }
     }
 
@@ -292,7 +313,7 @@ final class CacheStore: Sendable {
         return
             (try? withState { state throws(FileCacheError) in
                 try state._ensureUsable()
-                state._lockJournal()
+                try state._lockJournal()
                 defer { state._unlockJournal() }
                 try state._catchUp()
                 try? state._flushTouches()
@@ -311,7 +332,7 @@ final class CacheStore: Sendable {
         let now = self.now
         return try? withState { state throws(FileCacheError) in
             try state._ensureUsable()
-            state._lockJournal()
+            try state._lockJournal()
             defer { state._unlockJournal() }
             try state._catchUp()
             return state._trimPass(now: now, ratio: state._overLimitRatio(), protecting: nil)

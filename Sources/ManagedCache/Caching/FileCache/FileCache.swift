@@ -24,7 +24,7 @@ import Foundation
 ///   (`pinnedByteLimit`), on top of the limits, until ``JournaledFileCache/unpin(forKey:)``, a removal or `removeAll`.
 /// - **LRU.** A hit makes an entry the most recently used. Recency is kept in memory and written
 ///   to the index in batches (every 256 hits, with the next commit, at `trim`, `flush` and when
-///   the cache is released), never one disk write per hit.
+///   the cache is closed or released), never one disk write per hit.
 /// - **Integrity.** Each entry's size and checksum (XXH64; CRC-32 for entries written by
 ///   versions before it) are recorded at commit; `readData(for:)` and
 ///   `verify(_:)` detect a changed, truncated or missing file, remove the entry and throw
@@ -34,8 +34,9 @@ import Foundation
 /// - **Crash safe.** The index is an append-only journal with a checksum per record. After a
 ///   crash the next open reconciles index and files (see `BigFileCache` for the costs).
 /// - **Shared safely.** Several instances, in one process or several (an app and its extension),
-///   can use one directory: promotions and index writes are serialised by a `flock`, and an entry
-///   another instance committed is found on the next lookup miss.
+///   can use one directory: promotions and index writes are serialised by a `flock` taken inside
+///   each operation (never held between two; waited for at most a second, then
+///   `FileCacheError.busy`), and an entry another instance committed is found on the next lookup miss.
 /// - **Disk failures are survivable.** When the directory is removed, replaced by a file,
 ///   read-only or full, operations throw `FileCacheError.io` and lookups return nil; the cache
 ///   recreates its directories and carries on once the disk is usable again.

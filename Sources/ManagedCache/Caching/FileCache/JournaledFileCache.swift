@@ -84,9 +84,11 @@ public class JournaledFileCache: FileCaching, @unchecked Sendable {
     /// Opens the cache in `directory` in the layout of the class it is called on (see the
     /// subclasses' public initializers), with a custom clock for expiry (tests); without
     /// `replaysInBackground` the journal's replay waits for the first operation that needs the
-    /// index (tests of the opening).
-    init(
-        directory: URL, configuration: Configuration, clock: @escaping @Sendable () -> Date, replaysInBackground: Bool = true
+    /// index (tests of the opening); `lockWait` bounds each wait for the cross-process journal
+    /// lock (tests of a stopped process).
+    package init(
+        directory: URL, configuration: Configuration, clock: @escaping @Sendable () -> Date, replaysInBackground: Bool = true,
+        lockWait: Double? = nil
     ) throws {
         self.directory = directory
         self.configuration = configuration
@@ -94,7 +96,8 @@ public class JournaledFileCache: FileCaching, @unchecked Sendable {
             directory: directory, kind: Self.layoutKind,
             limits: CacheLimits(
                 byteLimit: configuration.byteLimit, countLimit: configuration.countLimit,
-                maximumAge: configuration.maximumAge, pinnedByteLimit: configuration.pinnedByteLimit),
+                maximumAge: configuration.maximumAge, pinnedByteLimit: configuration.pinnedByteLimit,
+                lockWait: lockWait ?? CacheLimits.defaultLockWait),
             clock: clock, replaysInBackground: replaysInBackground, protection: configuration.fileProtection)
     }
 
@@ -344,5 +347,40 @@ public class JournaledFileCache: FileCaching, @unchecked Sendable {
     /// - Throws: ``FileCacheError/io(operation:errno:)`` when the index cannot be written.
     public final func flush() throws {
         try store.flush()
+    }
+
+    /// Runs `hook` inside every commit, after the rename into `ready/` and before the record is
+    /// journaled, with the journal lock held (for the tests: a child process stops itself there).
+    ///
+    /// - Parameter hook: What to run; nil: nothing.
+    package final func setHookInsideCommit(_ hook: (@Sendable () -> Void)?) {
+        store.betweenRenameAndRecord.withLock { $0 = hook }
+    }
+
+    /// Closes the cache now, as releasing the last reference to it would: writes the recency
+    /// kept in memory and, when the journal has grown, a compacted journal and its lookup table;
+    /// deletes this instance's session file (so the next opening trusts the index without
+    /// listing a directory) and flushes the journal to disk when no other instance has the
+    /// directory open; closes every file and drops the index from memory. No lock is held
+    /// afterwards (none is held between operations anyway).
+    ///
+    /// Every later call fails: the throwing methods throw ``FileCacheError/closed``, lookups
+    /// return `nil`, ``statistics`` is zero, ``trim()`` and the removals do nothing (they leave
+    /// the files alone). A writer still open commits nothing (its commit throws `closed` and its
+    /// file is deleted). A manager using the cache reports those failures
+    /// (``ManagerEvent/fileCacheFailure(key:operation:error:)``) and loads from the network. A
+    /// second `close()` does nothing. Other instances on the directory are not affected.
+    ///
+    /// Closing does not throw: the one thing it can fail to write is recency (when the disk
+    /// refuses, or another process holds the journal lock for a whole second), and that loses
+    /// nothing but eviction order. Call ``flush()`` first to learn whether it is written.
+    ///
+    /// ```swift
+    /// let cache = try FileCache(directory: cachesDirectory.appendingPathComponent("account-1"))
+    /// try cache.store(Data("hello".utf8), forKey: "greeting")
+    /// cache.close()  // before switching accounts: the next user gets another directory
+    /// ```
+    public final func close() {
+        store.close()
     }
 }

@@ -85,6 +85,21 @@ enum Posix {
         return done
     }
 
+    /// The first `limit` bytes of the file at `path` (all of a smaller file), or nil when it
+    /// cannot be opened or read.
+    static func contents(ofSmallFile path: String, limit: Int) -> [UInt8]? {
+        let descriptor = openFile(path, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { closeFile(descriptor) }
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: limit) { buffer, count in
+            let got = readFully(descriptor, into: buffer.baseAddress!, count: limit)
+            failed = got < 0
+            count = max(0, got)
+        }
+        return failed ? nil : bytes
+    }
+
     /// `rename(2)`: atomically replaces `destination`. Returns 0 or an `errno` value.
     static func renameItem(_ source: String, _ destination: String) -> Int32 {
         let result = source.withCString { from in destination.withCString { to in rename(from, to) } }
@@ -132,6 +147,27 @@ enum Posix {
             if flock(fd, operation) == 0 { return 0 }
             if errno != EINTR { return errno }
         }
+    }
+
+    /// An exclusive `flock(2)`, waited for at most `seconds`: tried at once, then again after
+    /// pauses growing from 0.1 ms to 5 ms. Returns 0, `EWOULDBLOCK` when it stayed held by
+    /// another descriptor that long, or another `errno` value.
+    static func lockFile(_ fd: Int32, waitingAtMost seconds: Double) -> Int32 {
+        let deadline = monotonicNanoseconds() + Int64(seconds * 1e9)
+        var pause: UInt32 = 100
+        while true {
+            let error = lockFile(fd, LOCK_EX | LOCK_NB)
+            guard error == EWOULDBLOCK, monotonicNanoseconds() < deadline else { return error }
+            usleep(pause)
+            pause = min(pause * 2, 5_000)
+        }
+    }
+
+    /// A monotonic clock, in nanoseconds.
+    static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
     /// `fstat(2)`, or nil.

@@ -15,14 +15,16 @@ extension StoreState {
         }
         var found = index.find(key)
         if found == nil, let journal, journal.mayHaveNews(layout.journal) {
-            _lockJournal()
-            try? _catchUp()
-            _unlockJournal()
-            found = index.find(key)
+            // Another instance in the middle of a write holds the lock: a miss, not a wait.
+            if (try? _lockJournal(waiting: false)) != nil {
+                try? _catchUp()
+                _unlockJournal()
+                found = index.find(key)
+            }
         }
         guard let slot = found else { return nil }
         if index[slot].expires <= now {
-            _remove(key: key, version: index[slot].record.id.version)
+            _ = try? _remove(key: key, version: index[slot].record.id.version)
             return nil
         }
         // Recency lives in memory; the journal learns of hits in batches (see touchFlushThreshold).
@@ -34,7 +36,7 @@ extension StoreState {
         let record = index[slot].record
         let location = _location(slot)
         let verified = index.verifiedStamp(slot)
-        if pendingTouches.count + pendingVerifications.count >= Self.touchFlushThreshold { try? _flushTouches() }
+        if pendingTouches.count + pendingVerifications.count >= Self.touchFlushThreshold { try? _flushTouches(waiting: false) }
         return (record, location, verified)
     }
 
@@ -69,7 +71,7 @@ extension StoreState {
     /// another (it needs the journal lock), can see the file without its record and delete it.
     mutating func _beginPromotion(_ id: FileID) throws(FileCacheError) {
         try _ensureUsable()
-        _lockJournal()
+        try _lockJournal()
         promotions.insert(id)
     }
 
@@ -146,10 +148,11 @@ extension StoreState {
     /// Removes the entry of `key` (only at `version` when given): the journal first, then the file,
     /// so a crash in between leaves an orphan file (deleted by the next reconcile), never a record
     /// without its file. When the journal refuses the write, see `_finishEviction`. Returns 0, or
-    /// the `errno` of a removal that does not last (see `_finishEviction`).
+    /// the `errno` of a removal that does not last (see `_finishEviction`); throws `busy` when
+    /// the journal lock stays held by another instance.
     @discardableResult
-    mutating func _remove(key: String, version: UInt64?) -> Int32 {
-        _lockJournal()
+    mutating func _remove(key: String, version: UInt64?) throws(FileCacheError) -> Int32 {
+        try _lockJournal()
         defer { _unlockJournal() }
         try? _catchUp()
         guard let slot = index.find(key), version == nil || index[slot].record.id.version == version else { return 0 }
@@ -216,7 +219,7 @@ extension StoreState {
     /// Replaces the metadata of `key`'s entry; does nothing when there is none.
     mutating func _updateMetadata(_ metadata: FileCacheMetadata, forKey key: String) throws(FileCacheError) {
         try _ensureUsable()
-        _lockJournal()
+        try _lockJournal()
         defer { _unlockJournal() }
         try _catchUp()
         guard let slot = index.find(key) else { return }
@@ -246,7 +249,7 @@ extension StoreState {
     /// (then the entries come back at the next opening).
     mutating func _removeAll() throws(FileCacheError) {
         try _ensureUsable()
-        _lockJournal()
+        try _lockJournal()
         defer { _unlockJournal() }
         index.removeAll()
         pendingTouches.removeAll()

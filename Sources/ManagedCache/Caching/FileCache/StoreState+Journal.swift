@@ -164,15 +164,17 @@ extension StoreState {
 
     /// Reopens the cache after its directory or journal disappeared (see `_attach`).
     mutating func _reattach() throws(FileCacheError) {
-        // The journal lock descriptor is about to be replaced: release the old lock first.
+        // The journal lock descriptor is about to be replaced: release the old lock first, and
+        // take the new one again for the caller (the depth it had).
         let depth = journalLockDepth
         if depth > 0 && journalLockDescriptor >= 0 { _ = Posix.lockFile(journalLockDescriptor, LOCK_UN) }
         journalLockDepth = 0
-        defer {
-            journalLockDepth = depth
-            if depth > 0 && journalLockDescriptor >= 0 { _ = Posix.lockFile(journalLockDescriptor, LOCK_EX) }
-        }
+        defer { journalLockDepth = depth }
         try _attach(initialOpen: false, now: nil)
+        if depth > 0 {
+            try _lockJournal()
+            journalLockDepth = 0  // the deferred restore sets the caller's depth
+        }
     }
 
     /// Appends frames; on failure marks the cache degraded and throws.
@@ -239,10 +241,11 @@ extension StoreState {
         }
     }
 
-    /// Writes the pending hits and verifications to the journal.
-    mutating func _flushTouches() throws(FileCacheError) {
+    /// Writes the pending hits and verifications to the journal; without `waiting` (a lookup's
+    /// batch), only if the journal lock is free (they stay pending otherwise).
+    mutating func _flushTouches(waiting: Bool = true) throws(FileCacheError) {
         guard !pendingTouches.isEmpty || !pendingVerifications.isEmpty else { return }
-        _lockJournal()
+        try _lockJournal(waiting: waiting)
         defer { _unlockJournal() }
         try _catchUp()
         var encoder = JournalEncoder()

@@ -57,9 +57,11 @@ extension StoreState {
         earlyAnswers.removeAll()
         earlyTouches.removeAll()
         earlyVerifications.removeAll()
-        _lockJournal()
-        defer { _unlockJournal() }
+        var locked = false
+        defer { if locked { _unlockJournal() } }
         do throws(FileCacheError) {
+            try _lockJournal()
+            locked = true
             if outcome.damaged {
                 try _repair()
             } else {
@@ -74,6 +76,7 @@ extension StoreState {
             try _append(encoder)
         } catch {
             degraded = true
+            if !locked, listing != nil || outcome.damaged { reconciliationPending = true }
             if currentSession == 0 {
                 highestSession += 1
                 currentSession = highestSession
@@ -110,7 +113,7 @@ extension StoreState {
                 missingDirectories.append(path)
                 path = (path as NSString).deletingLastPathComponent
             }
-            let made = ["lock", "session.lock", "sessions", "loading", "ready", "journal", JournalLookupTable.fileName]
+            let made = ["lock", "sessions", "loading", "ready", "journal", JournalLookupTable.fileName]
             missingNames = made.filter { Posix.status(layout.root + "/" + $0) == nil }
         }
     }
@@ -124,8 +127,9 @@ extension StoreState {
         journal?.close()
         journal = nil
         if let sessionFile, !repairUnfinished || !prior.missingDirectories.isEmpty { Posix.unlinkItem(sessionFile) }
+        if let sessionFile { SessionFiles.release(sessionFile) }
+        let alone = _isOnlyOpenInstance
         sessionFile = nil
-        let alone = sessionLockDescriptor >= 0 && Posix.lockFile(sessionLockDescriptor, LOCK_EX | LOCK_NB) == 0
         if alone {
             for name in prior.missingNames { Posix.removeTree(layout.root + "/" + name) }
             _removeLeftovers()

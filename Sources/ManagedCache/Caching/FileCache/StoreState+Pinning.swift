@@ -24,11 +24,11 @@ extension StoreState {
     /// most recently used entry, kept like a fresh commit even when it alone exceeds them.
     mutating func _setPinned(_ pinned: Bool, forKey key: String, now: Double) throws(FileCacheError) -> EntryRecord? {
         try _ensureUsable()
-        _lockJournal()
+        try _lockJournal()
         defer { _unlockJournal() }
         try _catchUp()
         guard let slot = index.find(key), index[slot].expires > now else {
-            if let expired = index.find(key) { _remove(key: key, version: index[expired].record.id.version) }
+            if let expired = index.find(key) { try _remove(key: key, version: index[expired].record.id.version) }
             if pinned { throw .noEntry(key: key) }
             return nil
         }

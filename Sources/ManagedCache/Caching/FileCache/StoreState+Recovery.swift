@@ -18,9 +18,14 @@ extension StoreState {
             degraded = true
             throw .io(operation: "create cache directories", errno: directories)
         }
-        _lockJournal()
+        try _lockJournal()
         defer { _unlockJournal() }
         try _catchUp()
+        if reconciliationPending {
+            // An opening after a crash could not take the lock for its reconciliation.
+            try _repair()
+            reconciliationPending = false
+        }
         degraded = false
     }
 

@@ -19,9 +19,15 @@ struct StoreState {
     var index: CacheIndex
     /// nil while the cache directory is unusable.
     var journal: JournalFile?
+    /// The descriptor of `root/lock`, open for the instance's life; it is locked (`flock`) only
+    /// inside an operation, never between two (see `_lockJournal`).
     var journalLockDescriptor: Int32 = -1
-    var sessionLockDescriptor: Int32 = -1
     var journalLockDepth = 0
+    /// Set by `_closeForGood`: every later operation throws `FileCacheError.closed`.
+    var closed = false
+    /// An opening after a crash could not take the journal lock to reconcile index and files:
+    /// the next recovery (the cache is left degraded) does.
+    var reconciliationPending = false
     /// Whether the umask, when the cache was last attached, took bits of `0600` away (or the file
     /// system keeps no such mode): then each entry's file is set to `0600` after it is created
     /// (one `fchmod` per write); otherwise `open(2)` creates it `0600` already. The umask only
@@ -117,20 +123,20 @@ struct StoreState {
     /// Opens (or, after the directory was lost, reopens) the cache on disk and rebuilds the
     /// index from the journal.
     ///
-    /// 1. Creates the directories.
-    /// 2. Tries to lock `session.lock` exclusively without waiting: success means no other
-    ///    instance (in any process) has this cache open. Otherwise waits for a shared lock.
-    /// 3. Under the journal lock: creates this instance's file in `sessions/`; alone, notes
-    ///    whether other session files exist (left by instances that never closed: crashes) and
-    ///    deletes them; replays the journal; alone, empties `loading/` (only at the first open:
-    ///    later our own writers may be using it) and deletes leftovers of interrupted
+    /// 1. Creates the directories (and narrows those an earlier version left wider).
+    /// 2. Opens the journal lock file; no lock is held once the opening returns.
+    /// 3. Under the journal lock (a bounded wait: `FileCacheError.busy` past it): creates this
+    ///    instance's file in `sessions/`; deletes the session files of instances that ended
+    ///    without closing (crashes: see `SessionFiles`), noting that a crash happened; replays
+    ///    the journal; alone (no other instance open), empties `loading/` (only at the first
+    ///    open: later our own writers may be using it) and deletes leftovers of interrupted
     ///    compactions and `removeAll`s.
-    /// 4. Reconciles index and files when a crash is possible (alone with a crashed session
-    ///    file, a damaged or missing journal): lists the directories (names only) and stats the indexed
+    /// 4. Reconciles index and files when a crash is possible (a crashed session file, a
+    ///    damaged or missing journal): lists the directories (names only) and stats the indexed
     ///    files, drops records whose file is missing or has the wrong size, deletes files no
     ///    record names, and rewrites the journal. A clean open skips all of that: it reads the
     ///    journal and nothing else.
-    /// 5. Announces a new session, enforces the limits, and downgrades to a shared lock.
+    /// 5. Announces a new session and enforces the limits.
     ///
     /// With `deferringReplay` (the first opening of an instance), a clean opening (no crash to
     /// reconcile, a journal with a valid header) maps the journal instead of replaying it and sets
@@ -144,39 +150,44 @@ struct StoreState {
         _releaseLockFiles()
         journal?.close()
         journal = nil
-        sessionLockDescriptor = Posix.openFile(layout.sessionLock, O_RDWR | O_CREAT)
         journalLockDescriptor = Posix.openFile(layout.journalLock, O_RDWR | O_CREAT)
-        guard sessionLockDescriptor >= 0, journalLockDescriptor >= 0 else {
-            let error = -min(sessionLockDescriptor, journalLockDescriptor)
+        guard journalLockDescriptor >= 0 else {
             degraded = true
-            throw .io(operation: "open cache lock files", errno: error)
+            throw .io(operation: "open cache lock files", errno: -journalLockDescriptor)
         }
-        let alone = Posix.lockFile(sessionLockDescriptor, LOCK_EX | LOCK_NB) == 0
-        if !alone { _ = Posix.lockFile(sessionLockDescriptor, LOCK_SH) }
-        defer { if alone { _ = Posix.lockFile(sessionLockDescriptor, LOCK_SH) } }
 
-        _lockJournal()
-        defer { _unlockJournal() }
-        if let previous = sessionFile { Posix.unlinkItem(previous) }
-        let mine = FileNames.uniqueSuffix()
-        let marker = Posix.openFile(layout.sessions + "/" + mine, O_WRONLY | O_CREAT, settlingMode: false)
-        guard marker >= 0 else {
+        do {
+            try _lockJournal()
+        } catch {
             degraded = true
-            throw .io(operation: "create session file", errno: -marker)
+            throw error
+        }
+        defer { _unlockJournal() }
+        if let previous = sessionFile {
+            Posix.unlinkItem(previous)
+            SessionFiles.release(previous)
+            sessionFile = nil
+        }
+        let (mine, createdMode, error) = SessionFiles.create(in: layout.sessions)
+        guard let mine else {
+            degraded = true
+            throw .io(operation: "create session file", errno: error)
         }
         // The file was created `0600` less the umask: when that is `0600`, so is every entry's
         // file `makeWriter` creates, without an `fchmod` each.
-        let created = Posix.status(of: marker).map { $0.st_mode & 0o777 }
-        entryFilesNeedModeSettled = created != PrivateFiles.fileMode
-        PrivateFiles.settleMode(of: marker, PrivateFiles.fileMode)
-        Posix.closeFile(marker)
-        sessionFile = layout.sessions + "/" + mine
+        entryFilesNeedModeSettled = createdMode != PrivateFiles.fileMode
+        sessionFile = mine
         var needsRepair = false
-        if alone {
-            for name in Posix.names(in: layout.sessions) ?? [] where name != mine {
+        var alone = true
+        for name in Posix.names(in: layout.sessions) ?? [] {
+            let path = layout.sessions + "/" + name
+            guard path != mine else { continue }
+            if SessionFiles.isOpen(path, legacyLock: layout.sessionLock) {
+                alone = false
+            } else {
                 // An instance that is not open any more but never closed: it crashed.
                 needsRepair = true
-                Posix.unlinkItem(layout.sessions + "/" + name)
+                Posix.unlinkItem(path)
             }
         }
         let (existing, openError) = JournalFile.openExisting(layout.journal)
@@ -238,8 +249,9 @@ struct StoreState {
     mutating func _close() {
         // A journal gone from its path means the directory was removed: catching up would
         // recreate it (`_reattach`), and closing must never create anything.
-        if let journal, !degraded, journal.pathState(layout.journal) != .missing {
-            _lockJournal()
+        // Without the lock (another instance stopped inside a write), recency since the last
+        // batch is lost: nothing else is.
+        if let journal, !degraded, journal.pathState(layout.journal) != .missing, (try? _lockJournal()) != nil {
             if (try? _catchUp()) != nil {
                 try? _flushTouches()
                 _recordUnrecordedRemovals()
@@ -251,9 +263,8 @@ struct StoreState {
             }
             _unlockJournal()
         }
-        if !degraded, !journalMissesRemovals, let journal, sessionLockDescriptor >= 0,
-            Posix.lockFile(sessionLockDescriptor, LOCK_EX | LOCK_NB) == 0,
-            journal.pathState(layout.journal) == .same
+        if !degraded, !journalMissesRemovals, let journal, journal.pathState(layout.journal) == .same,
+            _isOnlyOpenInstance
         {
             // The second and last place the caches fsync: once no session file is left, the next
             // open trusts the journal to describe the files, so it must be on disk first.
@@ -262,30 +273,64 @@ struct StoreState {
         // Kept when the journal may not describe the files (see `journalMissesRemovals`): the
         // next opening reconciles, as after a crash.
         if !degraded, !journalMissesRemovals, let sessionFile { Posix.unlinkItem(sessionFile) }
+        if let sessionFile { SessionFiles.release(sessionFile) }
         sessionFile = nil
         journal?.close()
         journal = nil
         _releaseLockFiles()
     }
 
-    /// Unlocks and closes the lock descriptors. The explicit unlock matters: a child process
-    /// forked by another thread holds a copy of every descriptor until it execs, and closing ours
-    /// would leave the lock held through that copy, so the next open would not know it is alone.
+    /// Closes the cache for good (`JournaledFileCache.close()`): what `_close` does, then forgets
+    /// the index and refuses every later operation. Idempotent.
+    mutating func _closeForGood() {
+        guard !closed else { return }
+        _close()
+        closed = true
+        opening = nil
+        index = CacheIndex(bucketCount: layout.bucketCount, maximumAge: limits.maximumAge)
+        pendingTouches = []
+        pendingVerifications = []
+        earlyAnswers = [:]
+        earlyTouches = []
+        earlyVerifications = []
+        missShortcut?.publish(nil)
+    }
+
+    /// Whether no other instance, in this process or another, has the cache open (see
+    /// `SessionFiles`): one listing of the small `sessions/`.
+    var _isOnlyOpenInstance: Bool {
+        for name in Posix.names(in: layout.sessions) ?? [] {
+            let path = layout.sessions + "/" + name
+            if path != sessionFile, SessionFiles.isOpen(path, legacyLock: layout.sessionLock) { return false }
+        }
+        return true
+    }
+
+    /// Unlocks and closes the journal lock's descriptor. The explicit unlock matters: a child
+    /// process forked by another thread holds a copy of every descriptor until it execs, and
+    /// closing ours would leave a lock held meanwhile through that copy.
     mutating func _releaseLockFiles() {
-        for descriptor in [journalLockDescriptor, sessionLockDescriptor] where descriptor >= 0 {
-            _ = Posix.lockFile(descriptor, LOCK_UN)
-            Posix.closeFile(descriptor)
+        if journalLockDescriptor >= 0 {
+            _ = Posix.lockFile(journalLockDescriptor, LOCK_UN)
+            Posix.closeFile(journalLockDescriptor)
         }
         journalLockDescriptor = -1
-        sessionLockDescriptor = -1
     }
 
     // MARK: The journal lock
 
-    /// Takes the cross-process journal lock (`flock` on `root/lock`); nests.
-    mutating func _lockJournal() {
+    /// Takes the cross-process journal lock (`flock` on `root/lock`); nests. Held only inside an
+    /// operation (an append, a compaction, a promotion), never between two, so a process suspended
+    /// between operations holds no lock (iOS ends a suspended app that holds a lock on a file in
+    /// a shared container). The wait is bounded (`CacheLimits.lockWait`): an instance stopped or
+    /// suspended in the middle of an operation makes others' writes throw
+    /// `FileCacheError.busy`, never wait for it to go on.
+    ///
+    /// Without `waiting` (what a lookup does), a lock held elsewhere throws at once.
+    mutating func _lockJournal(waiting: Bool = true) throws(FileCacheError) {
         if journalLockDepth == 0 && journalLockDescriptor >= 0 {
-            _ = Posix.lockFile(journalLockDescriptor, LOCK_EX)
+            let error = Posix.lockFile(journalLockDescriptor, waitingAtMost: waiting ? limits.lockWait : 0)
+            if error == EWOULDBLOCK { throw .busy(operation: "lock the index journal") }
         }
         journalLockDepth += 1
     }

@@ -1,0 +1,136 @@
+import Foundation
+import HeapProbe
+import ManagedCache
+
+/// `BigFileCache` at two sizes side by side (100,000 and 1,000,000 entries of 256 bytes; 10,000
+/// and 100,000 with `--quick`), on tmpfs: what an entry costs in memory, how long the opening
+/// takes to complete (cleanly closed, and after a crash), what a store and a trim pass cost. Each
+/// row gives the small size as the baseline and the ratio large / small; the targets are those
+/// of the large size.
+struct BigFileCacheMillionScenario: BenchmarkScenario {
+    let identifier = "big-file-cache-million"
+    let usesNetwork = false
+
+    /// What one size measured.
+    private struct Figures {
+        var count = 0
+        /// C heap in use after the opening completed, less before it, per entry.
+        var heapBytesPerEntry = 0.0
+        /// Resident memory after the opening completed, less before it, per entry.
+        var residentBytesPerEntry = 0.0
+        var openSeconds = 0.0
+        var crashOpenSeconds = 0.0
+        var storeSeconds = 0.0
+        var storesOver10ms = 0
+        var closeSeconds = 0.0
+        var trimSecondsPerFile = 0.0
+        var trimStoreSeconds = 0.0
+        var trimRemoved = 0
+    }
+
+    func run(in context: BenchmarkContext) throws -> [ResultRow] {
+        let sizes = context.pick(full: (100_000, 1_000_000), quick: (10_000, 100_000))
+        let small = try measure(count: sizes.0)
+        let large = try measure(count: sizes.1)
+        let names = (Format.grouped(small.count), Format.grouped(large.count))
+        func row(
+            _ scenario: String, _ pick: (Figures) -> Double, write: (Double) -> String, target: String, met: Bool?,
+            notes: [String] = []
+        ) -> ResultRow {
+            let ratio = pick(small) > 0 ? pick(large) / pick(small) : 0
+            return ResultRow(
+                scenario: "\(scenario), \(names.1) entries", ours: write(pick(large)),
+                baseline: "\(names.0) entries: \(write(pick(small)))", ratio: Format.ratio(ratio), target: target, met: met,
+                notes: notes)
+        }
+        let perEntry: (Double) -> String = { "\(Format.number($0)) B" }
+        let micro: (Double) -> String = { "\(Format.number($0 * 1e6)) µs" }
+        return [
+            row(
+                "index memory an entry (heap in use after the opening, less before)", { $0.heapBytesPerEntry }, write: perEntry,
+                target: "≤ 64 B at 1M", met: large.count < 1_000_000 ? nil : large.heapBytesPerEntry <= 64,
+                notes: [
+                    "resident memory an entry, same opening: \(perEntry(small.residentBytesPerEntry)) at \(names.0), "
+                        + "\(perEntry(large.residentBytesPerEntry)) at \(names.1)"
+                ]),
+            row(
+                "opening until `statistics` is complete", { $0.openSeconds }, write: Format.seconds, target: "≤ 1 s at 1M",
+                met: large.count < 1_000_000 ? nil : large.openSeconds <= 1),
+            row(
+                "opening after a crash until complete", { $0.crashOpenSeconds }, write: Format.seconds, target: "≤ 2 s at 1M",
+                met: large.count < 1_000_000 ? nil : large.crashOpenSeconds <= 2),
+            row(
+                "a store while filling (mean)", { $0.storeSeconds }, write: micro, target: "≤ 1.5×",
+                met: large.storeSeconds <= 1.5 * small.storeSeconds,
+                notes: ["stores over 10 ms while filling: \(small.storesOver10ms) at \(names.0), \(large.storesOver10ms) at \(names.1)"]),
+            row("closing after the fill", { $0.closeSeconds }, write: Format.seconds, target: "—", met: nil),
+            row(
+                "the store whose commit starts a trim pass (cache at its byte limit)", { $0.trimStoreSeconds }, write: Format.seconds,
+                target: "≤ 10 ms", met: large.trimStoreSeconds <= 0.010),
+            row(
+                "that trim pass: time per deleted file", { $0.trimSecondsPerFile }, write: micro,
+                target: "≤ 2×", met: large.trimSecondsPerFile <= 2 * small.trimSecondsPerFile,
+                notes: [
+                    "files the pass deleted: \(Format.grouped(small.trimRemoved)) at \(names.0), "
+                        + "\(Format.grouped(large.trimRemoved)) at \(names.1); all on tmpfs, entries of 256 bytes"
+                ]),
+        ]
+    }
+
+    /// Fills a cache of `count` entries and measures it.
+    private func measure(count: Int) throws -> Figures {
+        var figures = Figures()
+        figures.count = count
+        let scratch = try ScratchDirectory(prefix: "million", inMemory: true)
+        let directory = scratch.appending("cache")
+        let body = Data(repeating: 0x5A, count: 256)
+        do {
+            let cache = try BigFileCache(directory: directory)
+            let start = Stopwatch.now()
+            for index in 0..<count {
+                let storeStart = Stopwatch.now()
+                try cache.store(body, forKey: FileCacheFixture.key(index))
+                if Stopwatch.seconds(since: storeStart) > 0.010 { figures.storesOver10ms += 1 }
+            }
+            figures.storeSeconds = Stopwatch.seconds(since: start) / Double(count)
+            let closeStart = Stopwatch.now()
+            cache.close()
+            figures.closeSeconds = Stopwatch.seconds(since: closeStart)
+        }
+        do {
+            let heapBefore = heap_probe_bytes_in_use()
+            let residentBefore = ProcessMemory.residentBytes ?? 0
+            let start = Stopwatch.now()
+            let cache = try BigFileCache(directory: directory)
+            guard cache.statistics.count == count else { throw BenchmarkFailure("opened with \(cache.statistics.count) of \(count)") }
+            figures.openSeconds = Stopwatch.seconds(since: start)
+            figures.heapBytesPerEntry = Double(heap_probe_bytes_in_use() - heapBefore) / Double(count)
+            figures.residentBytesPerEntry = Double((ProcessMemory.residentBytes ?? 0) - residentBefore) / Double(count)
+            cache.close()
+        }
+        // A crash: a session file whose process is gone (an earlier version's name; no lock held).
+        let sessions = directory.appendingPathComponent("sessions")
+        guard FileManager.default.createFile(atPath: sessions.appendingPathComponent("999999-crashed").path, contents: Data()) else {
+            throw BenchmarkFailure("cannot leave a crashed session file in \(sessions.path)")
+        }
+        do {
+            let start = Stopwatch.now()
+            let cache = try BigFileCache(directory: directory)
+            guard cache.statistics.count == count else { throw BenchmarkFailure("reopened with \(cache.statistics.count) of \(count)") }
+            figures.crashOpenSeconds = Stopwatch.seconds(since: start)
+            cache.close()
+        }
+        // A commit that puts the cache over its byte limit starts a trim pass: its time, and per file it deleted.
+        do {
+            let cache = try BigFileCache(directory: directory, configuration: .init(byteLimit: count * 256))
+            _ = cache.statistics
+            let start = Stopwatch.now()
+            try cache.store(body, forKey: FileCacheFixture.key(count))
+            figures.trimStoreSeconds = Stopwatch.seconds(since: start)
+            figures.trimRemoved = count + 1 - cache.statistics.count
+            figures.trimSecondsPerFile = figures.trimRemoved > 0 ? figures.trimStoreSeconds / Double(figures.trimRemoved) : 0
+            cache.close()
+        }
+        return figures
+    }
+}
