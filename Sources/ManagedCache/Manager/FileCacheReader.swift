@@ -10,20 +10,16 @@ final class FileCacheReader: Sendable {
     let core: LoadCore
     let performer: WorkPerformer
     let fileCache: (any FileCaching)?
-    /// The store behind `fileCache` when it is a `FileCache` or a `BigFileCache`.
-    let fileCacheStore: CacheStore?
     /// Counts and reports a file-cache failure (`ObjectManager.report`).
     let report: @Sendable (ManagerEvent) -> Void
 
     init(
-        state: ManagerLock, core: LoadCore, performer: WorkPerformer, fileCacheStore: CacheStore?,
-        report: @escaping @Sendable (ManagerEvent) -> Void
+        state: ManagerLock, core: LoadCore, performer: WorkPerformer, report: @escaping @Sendable (ManagerEvent) -> Void
     ) {
         self.state = state
         self.core = core
         self.performer = performer
         self.fileCache = core.configuration.fileCache
-        self.fileCacheStore = fileCacheStore
         self.report = report
     }
 
@@ -31,16 +27,16 @@ final class FileCacheReader: Sendable {
     private var undecodedData: MemoryCache<String, Data> { core.undecodedData }
 
     /// Whether a start of this `manage` call would look in the file cache on this thread, and the
-    /// index of the cache (a `FileCache` or a `BigFileCache`) has no entry for its bytes: its
-    /// presence filter, no system call and no lock (see `MissShortcut`). An entry another
-    /// instance stored since this one last caught up is not seen here; the load's task looks in
-    /// the cache before downloading, so it is still read from disk, in the background. A decoder
-    /// that stores a variant looks up two keys, and is not asked for.
+    /// cache's index has no entry for its bytes (`FileCaching.indexLacksEntry(forKey:)`: no system
+    /// call and no lock). An entry another instance stored since this one last caught up is not
+    /// seen here; the load's task looks in the cache before downloading, so it is still read from
+    /// disk, in the background. A decoder that stores a variant looks up two keys, and is not
+    /// asked for.
     func isKnownMiss(_ call: ManageCall, key: ObjectKey, policy: LoadPolicy, storesVariant: Bool) -> Bool {
-        guard let fileCacheStore, policy.cacheInFile, !storesVariant,
+        guard let fileCache, policy.cacheInFile, !storesVariant,
             core.inlineFileRead(isAwaiting: call.isAwaiting, request: call.request, policy: policy) != nil
         else { return false }
-        return fileCacheStore.missShortcut.isAbsentFromIndex(key.dataKey)
+        return fileCache.indexLacksEntry(forKey: key.dataKey)
     }
 
     /// Reads the file cache for `key` as `manage` decided (`LoadCore.Decision.fileLookup`): on
@@ -85,16 +81,14 @@ final class FileCacheReader: Sendable {
                 fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
                 priority: LoadPriorityCell(request.priority), callbacks: .eventsOnly { [report] in report($0) })
             let readStart = MonotonicInstant.now
-            // On the caller's thread each wait for the file cache's lock (a `FileCache` or
-            // `BigFileCache`) lasts at most `manageLockWaitBudget`, and ends by the time budget:
-            // past it the lookup is left to the load, which reads the cache first, in the background.
+            // On the caller's thread each wait for the file cache's own lock lasts at most
+            // `manageLockWaitBudget`, and ends by the time budget: past it the lookup is left to
+            // the load, which reads the cache first, in the background.
             let budget =
                 synchronously
-                ? fileCacheStore.map {
-                    FetchOperation.ReadBudget(
-                        store: $0, start: readStart, time: configuration.synchronousFileReadTimeBudget,
-                        lockWait: configuration.manageLockWaitBudget)
-                }
+                ? FetchOperation.ReadBudget(
+                    start: readStart, time: configuration.synchronousFileReadTimeBudget,
+                    lockWait: configuration.manageLockWaitBudget)
                 : nil
             let read = operation.readFromFileCache(
                 acceptingStale: source.isVariant, maximumBytes: synchronously || !source.isVariant ? maximumBytes : nil,

@@ -26,9 +26,6 @@ public final class ObjectManager: Sendable {
     public let memoryCache: MemoryCache<ObjectKey, CachedObject>
     /// The file cache, if any.
     public let fileCache: (any FileCaching)?
-    /// The store behind `fileCache` when it is a `FileCache` or a `BigFileCache`: its certain
-    /// misses are known before the lock (`fileCacheCertainlyLacks`).
-    let fileCacheStore: CacheStore?
 
     let configuration: Configuration
     let undecodedData: MemoryCache<String, Data>
@@ -63,7 +60,6 @@ public final class ObjectManager: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.fileCache = configuration.fileCache
-        self.fileCacheStore = (configuration.fileCache as? JournaledFileCache)?.store
         self.memoryCache = MemoryCache(
             countLimit: configuration.memoryCacheCountLimit, costLimit: configuration.memoryCacheCostLimit,
             eviction: configuration.memoryCacheEviction)
@@ -80,7 +76,7 @@ public final class ObjectManager: Sendable {
         self.performer = WorkPerformer(state: state, core: core)
         self.report = TransferCounters.reporter(counting: transferCounters, then: configuration.eventHandler)
         self.fileCacheReader = FileCacheReader(
-            state: state, core: core, performer: performer, fileCacheStore: fileCacheStore, report: report)
+            state: state, core: core, performer: performer, report: report)
         core.fetchRunner.attach(self)
         observeMemoryWarnings()
     }
