@@ -1,4 +1,5 @@
 import Foundation
+import ManagedCacheLocking
 
 /// Reads the file cache where the core decided to look (`LoadCore.Decision.fileLookup`): a hit
 /// is decoded and handed to the core (`decodeFinished`), a miss asks it to start the load
@@ -12,6 +13,10 @@ final class FileCacheReader: Sendable {
     let fileCache: (any FileCaching)?
     /// Counts and reports a file-cache failure (`ObjectManager.report`).
     let report: @Sendable (ManagerEvent) -> Void
+    /// What each decoder (by identifier) may decode on the caller's thread: entries smaller than
+    /// the smallest one whose decode there took longer than
+    /// `Configuration.synchronousDecodeTimeBudget`. Absent: up to the read's own limit.
+    private let inlineDecodeLimits = InlineDecodeLimits()
 
     init(
         state: ManagerLock, core: LoadCore, performer: WorkPerformer, report: @escaping @Sendable (ManagerEvent) -> Void
@@ -67,6 +72,9 @@ final class FileCacheReader: Sendable {
         let (generation, policy, decoder, request, writeGate) = (
             lookup.generation, lookup.policy, lookup.decoder, lookup.request, lookup.writeGate
         )
+        // On the caller's thread, an entry this decoder has been too slow to decode there before
+        // (or a larger one) is a miss here: the load reads and decodes it in the background.
+        let maximumBytes = synchronously ? inlineDecodeLimits.limit(for: decoder.identifier, within: maximumBytes) : maximumBytes
         if !synchronously {
             let current = state.withLock { state in state.handlers[key]?.generation == generation }
             guard current else { return }
@@ -115,7 +123,13 @@ final class FileCacheReader: Sendable {
                 }
                 return
             }
+            let decodeStart = MonotonicInstant.now
             let outcome = decoder.decode(loaded)
+            if synchronously,
+                MonotonicInstant.now.seconds(since: decodeStart) > configuration.synchronousDecodeTimeBudget
+            {
+                inlineDecodeLimits.lower(for: decoder.identifier, below: loaded.byteCount)
+            }
             if case .failure = outcome, source.isVariant || loaded.fileCacheEntryVanished {
                 // A bad variant: fall back to the original. An entry whose file vanished: a miss.
                 fileCache?.removeEntry(forKey: source.fileKey)
@@ -232,6 +246,27 @@ final class FileCacheReader: Sendable {
             let failure = FileCacheError(error)
             if case .noEntry = failure, !missingBytesFail { return nil }
             return failure
+        }
+    }
+}
+
+/// How large an entry each decoder may decode on the caller's thread (a synchronous file-cache
+/// hit, often on the main thread): learnt from its decodes there. Once a decode of `n` bytes took
+/// longer than its budget, entries of `n` bytes or more of that decoder are decoded in the
+/// background; the first slow decode is the only one the caller's thread pays for.
+final class InlineDecodeLimits: Sendable {
+    private let limits = Lock<[String: Int]>([:])
+
+    /// The most bytes `decoder` may decode inline: `readLimit`, lowered by what was learnt.
+    func limit(for decoder: String, within readLimit: Int?) -> Int? {
+        guard let learnt = limits.withLock({ $0[decoder] }) else { return readLimit }
+        return min(readLimit ?? .max, learnt)
+    }
+
+    /// A decode of `byteCount` bytes by `decoder` overran its budget: smaller entries only, from now on.
+    func lower(for decoder: String, below byteCount: Int) {
+        limits.withLock { limits in
+            limits[decoder] = min(limits[decoder] ?? .max, max(0, byteCount - 1))
         }
     }
 }
