@@ -39,4 +39,8 @@ if managesOneUser {
 }
 // Both runs end the same way, the manager alive: its shutdown is not part of the path.
 Thread.sleep(forTimeInterval: 0.2)
+if managesOneUser {
+    // The manager's lock sections for the call, from `manage` to the fetch's end.
+    print("manager lock sections: \(manager.lockSectionCount)")
+}
 withExtendedLifetime((manager, user, server)) {}

@@ -11,6 +11,8 @@ struct ProcessSample {
     /// and CoreFoundation make them, never the engine (see `runSoak`'s verdict).
     var runtimeEventDescriptors: Int?
     var threads: Int?
+    /// The threads by name (`/proc/self/task/*/comm`), so a thread list shows whose they are.
+    var threadNames: [String: Int]?
     /// Bytes the C heap has handed out and not had back (glibc's `mallinfo2`: small blocks in use
     /// plus mmapped blocks): the live heap, apart from what `malloc` keeps in free lists.
     var heapInUseBytes: Int?
@@ -32,11 +34,12 @@ struct ProcessSample {
         return ProcessSample(
             seconds: seconds, residentBytes: statusField("VmRSS"),
             descriptors: descriptorNames?.count, runtimeEventDescriptors: descriptorNames.map(runtimeEventDescriptorCount),
-            threads: entries("/proc/self/task"), heapInUseBytes: heapInUse(), heapFromSystemBytes: heapFromSystem())
+            threads: entries("/proc/self/task"), threadNames: threadNames(), heapInUseBytes: heapInUse(),
+            heapFromSystemBytes: heapFromSystem())
         #else
         return ProcessSample(
             seconds: seconds, residentBytes: nil, descriptors: nil, runtimeEventDescriptors: nil, threads: nil,
-            heapInUseBytes: nil, heapFromSystemBytes: nil)
+            threadNames: nil, heapInUseBytes: nil, heapFromSystemBytes: nil)
         #endif
     }
 
@@ -59,7 +62,24 @@ struct ProcessSample {
         #endif
     }
 
+    /// Each name a sample's threads have, with how many have it, most first.
+    var threadNameSummary: String {
+        guard let threadNames else { return "n/a" }
+        return threadNames.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) ×\($0.value)" }
+            .joined(separator: ", ")
+    }
+
     #if os(Linux)
+    private static func threadNames() -> [String: Int]? {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return nil }
+        var names: [String: Int] = [:]
+        for task in tasks {
+            guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8) else { continue }
+            names[comm.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += 1
+        }
+        return names
+    }
+
     private static func heapInUse() -> Int? {
         let bytes = heap_probe_bytes_in_use()
         return bytes < 0 ? nil : Int(bytes)

@@ -221,6 +221,7 @@ func runSoak(_ options: SoakOptions) -> Int32 {
     let heapEnd = steady.last?.heapInUseBytes
     let descriptorPeak = samples.compactMap(\.descriptors).max()
     let threadPeak = samples.compactMap(\.threads).max()
+    let threadPeakSample = samples.max { ($0.threads ?? 0) < ($1.threads ?? 0) }
     var failures: [String] = []
     if waiting > 0 { failures.append("\(waiting) live users left waiting") }
     if phase.loadingPeak > loadingBound {
@@ -289,6 +290,7 @@ func runSoak(_ options: SoakOptions) -> Int32 {
     say(
         "  threads: start \(before.threads.map(String.init) ?? "n/a"), peak \(threadPeak.map(String.init) ?? "n/a"), "
             + "end \(after.threads.map(String.init) ?? "n/a")")
+    say("  threads by name at the peak: \(threadPeakSample?.threadNameSummary ?? "n/a")")
     say(
         "  samples (s: RSS MiB / heap in use MiB / heap from the system MiB / descriptors / threads): "
             + samples.map { sample in

@@ -42,6 +42,42 @@ public protocol FileCaching: AnyObject, Sendable {
     ///   been removed), ``FileCacheError/io(operation:errno:)`` when the disk fails.
     func verify(_ entry: FileCacheEntry) throws
 
+    // MARK: What `manage` asks on the caller's thread
+    // Optional: the defaults below answer from the requirements above. A cache with a lock of its
+    // own, or an index in memory, implements them so a synchronous read inside `manage` never
+    // waits long for it (``FileCache`` and ``BigFileCache`` do).
+
+    /// Whether the cache's own index, as held in memory now, has no entry for `key`: answered
+    /// without a system call and without waiting for a lock. `true` lets `manage` start the load
+    /// at once instead of reading the cache on the caller's thread; the load still looks the key
+    /// up (``entry(forKey:)``) before downloading, so an entry another process stored a moment
+    /// ago is still found, in the background. Default `false`: not known.
+    ///
+    /// - Parameter key: The data key.
+    /// - Returns: `true` only when the key surely has no entry in this instance's index.
+    func indexLacksEntry(forKey key: String) -> Bool
+
+    /// ``entry(forKey:)``, waiting at most `seconds` for the cache's own lock: `.busy` when it
+    /// stayed held that long (`manage` then leaves the read to the load, in the background).
+    /// Default: ``entry(forKey:)``, always answered.
+    ///
+    /// - Parameters:
+    ///   - key: The data key.
+    ///   - seconds: The longest wait for the cache's lock.
+    /// - Returns: The entry or `nil`, or `.busy`.
+    func entry(forKey key: String, waitingAtMost seconds: Double) -> BoundedFileCacheAnswer<FileCacheEntry?>
+
+    /// ``readData(for:)``, waiting at most `seconds` each time the read needs the cache's own
+    /// lock: `.busy` when it stayed held that long before the bytes were read. Default:
+    /// ``readData(for:)``, always answered.
+    ///
+    /// - Parameters:
+    ///   - entry: An entry ``entry(forKey:)`` returned.
+    ///   - seconds: The longest wait for the cache's lock.
+    /// - Returns: The bytes, or `.busy`.
+    /// - Throws: What ``readData(for:)`` throws.
+    func readData(for entry: FileCacheEntry, waitingAtMost seconds: Double) throws -> BoundedFileCacheAnswer<Data>
+
     /// Starts a new, invisible entry that a download streams into.
     ///
     /// - Parameter key: The data key the entry will be stored under when the writer commits.
@@ -458,6 +494,47 @@ public enum FileCacheOperation: String, Sendable, Hashable, CaseIterable {
     case storeVariant = "store variant"
     /// Writing an object the app stored itself (`ObjectManager.store`).
     case storeObject = "store object"
+}
+
+/// What a file cache answered when asked to wait a bounded time for its own lock.
+public enum BoundedFileCacheAnswer<Value: Sendable>: Sendable {
+    /// The answer, found within the wait.
+    case answered(Value)
+    /// The cache's lock stayed held for the whole wait: nothing was looked up or read.
+    case busy
+}
+
+/// The answers of a cache that cannot tell, or never waits long: what `manage` asks on the
+/// caller's thread, answered from the cache's required methods.
+extension FileCaching {
+    /// `false`: a custom cache's index is not known to lack anything, so it is read.
+    ///
+    /// - Parameter key: The data key.
+    /// - Returns: `false`.
+    public func indexLacksEntry(forKey key: String) -> Bool {
+        false
+    }
+
+    /// Calls ``entry(forKey:)``, however long it takes.
+    ///
+    /// - Parameters:
+    ///   - key: The data key.
+    ///   - seconds: Not used.
+    /// - Returns: What ``entry(forKey:)`` returns, answered.
+    public func entry(forKey key: String, waitingAtMost seconds: Double) -> BoundedFileCacheAnswer<FileCacheEntry?> {
+        .answered(entry(forKey: key))
+    }
+
+    /// Calls ``readData(for:)``, however long it takes.
+    ///
+    /// - Parameters:
+    ///   - entry: An entry ``entry(forKey:)`` returned.
+    ///   - seconds: Not used.
+    /// - Returns: What ``readData(for:)`` returns, answered.
+    /// - Throws: What ``readData(for:)`` throws.
+    public func readData(for entry: FileCacheEntry, waitingAtMost seconds: Double) throws -> BoundedFileCacheAnswer<Data> {
+        .answered(try readData(for: entry))
+    }
 }
 
 /// Conveniences, so a custom file cache implements only what is specific to it.

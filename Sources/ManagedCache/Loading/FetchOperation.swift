@@ -221,12 +221,11 @@ struct FetchOperation: Sendable {
         return fetched
     }
 
-    /// The time budget of a read on the caller's thread: the store of a `FileCache` or a
-    /// `BigFileCache`, whose lock is waited for; when the read started and how long it may take
-    /// (`Configuration.synchronousFileReadTimeBudget`, `.infinity` for no limit); and how long one
-    /// wait for the lock may last at most (`Configuration.manageLockWaitBudget`).
+    /// The time budget of a read on the caller's thread: when the read started and how long it
+    /// may take (`Configuration.synchronousFileReadTimeBudget`, `.infinity` for no limit); and how
+    /// long one wait for the file cache's own lock may last at most
+    /// (`Configuration.manageLockWaitBudget`; see `FileCaching.entry(forKey:waitingAtMost:)`).
     struct ReadBudget {
-        let store: CacheStore
         let start: MonotonicInstant
         let time: Double
         let lockWait: Double
@@ -246,21 +245,19 @@ struct FetchOperation: Sendable {
         case busy
     }
 
-    /// `readFromFileCache(acceptingStale:maximumBytes:)`; `within` a budget (the store of a
-    /// `FileCache` or `BigFileCache`, a time and a lock wait), each wait for the store's lock ends
-    /// by the time's end, and `.busy` says the lock stayed held or the lookup alone spent the time
-    /// (a synchronous read inside `manage`, which must not hold the calling thread).
+    /// `readFromFileCache(acceptingStale:maximumBytes:)`; `within` a budget (a time and a lock
+    /// wait), each wait for the file cache's own lock ends by the time's end, and `.busy` says the
+    /// lock stayed held or the lookup alone spent the time (a synchronous read inside `manage`,
+    /// which must not hold the calling thread).
     func readFromFileCache(acceptingStale: Bool, maximumBytes: Int?, within budget: ReadBudget?)
         -> BoundedRead
     {
         guard policy.cacheInFile, let fileCache else { return .miss }
         let found: FileCacheEntry?
-        var lookedUp: CacheStore.LookedUp?
         if let budget {
-            guard case .answered(let answer) = budget.store.entry(forKey: dataKey, waitingAtMost: budget.nextWait)
+            guard case .answered(let answer) = fileCache.entry(forKey: dataKey, waitingAtMost: budget.nextWait)
             else { return .busy }
-            lookedUp = answer
-            found = answer?.entry
+            found = answer
             // Out of time already (a preempted lookup): the read is left to the load too.
             if found != nil, budget.remaining <= 0 { return .busy }
         } else {
@@ -269,7 +266,7 @@ struct FetchOperation: Sendable {
         guard let entry = found else { return .miss }
         if let maximumBytes, entry.byteCount > maximumBytes { return .miss }
         if !acceptingStale, !isServableWithoutRevalidation(entry) { return .miss }
-        return readEntry(entry, origin: .fileCache, freshness: nil, within: budget, lookedUp: lookedUp)
+        return readEntry(entry, origin: .fileCache, freshness: nil, within: budget)
     }
 
     private func read(_ entry: FileCacheEntry, origin: DataOrigin = .fileCache, freshness: HTTPFreshness? = nil) -> FetchedData? {
@@ -277,25 +274,21 @@ struct FetchOperation: Sendable {
         return fetched
     }
 
-    /// Reads `entry` (within `budget`, when given; from what `lookedUp` found, when given: no
-    /// second look at the index).
+    /// Reads `entry` (within `budget`, when given).
     private func readEntry(
-        _ entry: FileCacheEntry, origin: DataOrigin, freshness: HTTPFreshness?,
-        within budget: ReadBudget?, lookedUp: CacheStore.LookedUp? = nil
+        _ entry: FileCacheEntry, origin: DataOrigin, freshness: HTTPFreshness?, within budget: ReadBudget?
     ) -> BoundedRead {
         guard let fileCache else { return .miss }
         let freshness = freshness ?? entry.metadata.freshness
         do {
             if entry.byteCount <= inMemoryThreshold {
-                let bytes: Data?
-                if let budget, let lookedUp {
-                    bytes = try budget.store.readData(lookedUp, waitingAtMost: budget.nextWait)
-                } else if let budget {
-                    bytes = try budget.store.readData(for: entry, waitingAtMost: budget.nextWait)
-                } else {
-                    bytes = try fileCache.readData(for: entry)
-                }
-                guard let data = bytes else { return .busy }
+                let bytes: BoundedFileCacheAnswer<Data> =
+                    if let budget {
+                        try fileCache.readData(for: entry, waitingAtMost: budget.nextWait)
+                    } else {
+                        .answered(try fileCache.readData(for: entry))
+                    }
+                guard case .answered(let data) = bytes else { return .busy }
                 return .hit(
                     FetchedData(
                         memory: data, entry: entry, byteCount: data.count, origin: origin,

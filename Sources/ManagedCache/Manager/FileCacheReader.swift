@@ -1,4 +1,5 @@
 import Foundation
+import ManagedCacheLocking
 
 /// Reads the file cache where the core decided to look (`LoadCore.Decision.fileLookup`): a hit
 /// is decoded and handed to the core (`decodeFinished`), a miss asks it to start the load
@@ -10,20 +11,20 @@ final class FileCacheReader: Sendable {
     let core: LoadCore
     let performer: WorkPerformer
     let fileCache: (any FileCaching)?
-    /// The store behind `fileCache` when it is a `FileCache` or a `BigFileCache`.
-    let fileCacheStore: CacheStore?
     /// Counts and reports a file-cache failure (`ObjectManager.report`).
     let report: @Sendable (ManagerEvent) -> Void
+    /// What each decoder (by identifier) may decode on the caller's thread: entries smaller than
+    /// the smallest one whose decode there took longer than
+    /// `Configuration.synchronousDecodeTimeBudget`. Absent: up to the read's own limit.
+    private let inlineDecodeLimits = InlineDecodeLimits()
 
     init(
-        state: ManagerLock, core: LoadCore, performer: WorkPerformer, fileCacheStore: CacheStore?,
-        report: @escaping @Sendable (ManagerEvent) -> Void
+        state: ManagerLock, core: LoadCore, performer: WorkPerformer, report: @escaping @Sendable (ManagerEvent) -> Void
     ) {
         self.state = state
         self.core = core
         self.performer = performer
         self.fileCache = core.configuration.fileCache
-        self.fileCacheStore = fileCacheStore
         self.report = report
     }
 
@@ -31,16 +32,16 @@ final class FileCacheReader: Sendable {
     private var undecodedData: MemoryCache<String, Data> { core.undecodedData }
 
     /// Whether a start of this `manage` call would look in the file cache on this thread, and the
-    /// index of the cache (a `FileCache` or a `BigFileCache`) has no entry for its bytes: its
-    /// presence filter, no system call and no lock (see `MissShortcut`). An entry another
-    /// instance stored since this one last caught up is not seen here; the load's task looks in
-    /// the cache before downloading, so it is still read from disk, in the background. A decoder
-    /// that stores a variant looks up two keys, and is not asked for.
+    /// cache's index has no entry for its bytes (`FileCaching.indexLacksEntry(forKey:)`: no system
+    /// call and no lock). An entry another instance stored since this one last caught up is not
+    /// seen here; the load's task looks in the cache before downloading, so it is still read from
+    /// disk, in the background. A decoder that stores a variant looks up two keys, and is not
+    /// asked for.
     func isKnownMiss(_ call: ManageCall, key: ObjectKey, policy: LoadPolicy, storesVariant: Bool) -> Bool {
-        guard let fileCacheStore, policy.cacheInFile, !storesVariant,
+        guard let fileCache, policy.cacheInFile, !storesVariant,
             core.inlineFileRead(isAwaiting: call.isAwaiting, request: call.request, policy: policy) != nil
         else { return false }
-        return fileCacheStore.missShortcut.isAbsentFromIndex(key.dataKey)
+        return fileCache.indexLacksEntry(forKey: key.dataKey)
     }
 
     /// Reads the file cache for `key` as `manage` decided (`LoadCore.Decision.fileLookup`): on
@@ -71,6 +72,9 @@ final class FileCacheReader: Sendable {
         let (generation, policy, decoder, request, writeGate) = (
             lookup.generation, lookup.policy, lookup.decoder, lookup.request, lookup.writeGate
         )
+        // On the caller's thread, an entry this decoder has been too slow to decode there before
+        // (or a larger one) is a miss here: the load reads and decodes it in the background.
+        let maximumBytes = synchronously ? inlineDecodeLimits.limit(for: decoder.identifier, within: maximumBytes) : maximumBytes
         if !synchronously {
             let current = state.withLock { state in state.handlers[key]?.generation == generation }
             guard current else { return }
@@ -85,16 +89,14 @@ final class FileCacheReader: Sendable {
                 fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
                 priority: LoadPriorityCell(request.priority), callbacks: .eventsOnly { [report] in report($0) })
             let readStart = MonotonicInstant.now
-            // On the caller's thread each wait for the file cache's lock (a `FileCache` or
-            // `BigFileCache`) lasts at most `manageLockWaitBudget`, and ends by the time budget:
-            // past it the lookup is left to the load, which reads the cache first, in the background.
+            // On the caller's thread each wait for the file cache's own lock lasts at most
+            // `manageLockWaitBudget`, and ends by the time budget: past it the lookup is left to
+            // the load, which reads the cache first, in the background.
             let budget =
                 synchronously
-                ? fileCacheStore.map {
-                    FetchOperation.ReadBudget(
-                        store: $0, start: readStart, time: configuration.synchronousFileReadTimeBudget,
-                        lockWait: configuration.manageLockWaitBudget)
-                }
+                ? FetchOperation.ReadBudget(
+                    start: readStart, time: configuration.synchronousFileReadTimeBudget,
+                    lockWait: configuration.manageLockWaitBudget)
                 : nil
             let read = operation.readFromFileCache(
                 acceptingStale: source.isVariant, maximumBytes: synchronously || !source.isVariant ? maximumBytes : nil,
@@ -121,7 +123,13 @@ final class FileCacheReader: Sendable {
                 }
                 return
             }
+            let decodeStart = MonotonicInstant.now
             let outcome = decoder.decode(loaded)
+            if synchronously,
+                MonotonicInstant.now.seconds(since: decodeStart) > configuration.synchronousDecodeTimeBudget
+            {
+                inlineDecodeLimits.lower(for: decoder.identifier, below: loaded.byteCount)
+            }
             if case .failure = outcome, source.isVariant || loaded.fileCacheEntryVanished {
                 // A bad variant: fall back to the original. An entry whose file vanished: a miss.
                 fileCache?.removeEntry(forKey: source.fileKey)
@@ -238,6 +246,27 @@ final class FileCacheReader: Sendable {
             let failure = FileCacheError(error)
             if case .noEntry = failure, !missingBytesFail { return nil }
             return failure
+        }
+    }
+}
+
+/// How large an entry each decoder may decode on the caller's thread (a synchronous file-cache
+/// hit, often on the main thread): learnt from its decodes there. Once a decode of `n` bytes took
+/// longer than its budget, entries of `n` bytes or more of that decoder are decoded in the
+/// background; the first slow decode is the only one the caller's thread pays for.
+final class InlineDecodeLimits: Sendable {
+    private let limits = Lock<[String: Int]>([:])
+
+    /// The most bytes `decoder` may decode inline: `readLimit`, lowered by what was learnt.
+    func limit(for decoder: String, within readLimit: Int?) -> Int? {
+        guard let learnt = limits.withLock({ $0[decoder] }) else { return readLimit }
+        return min(readLimit ?? .max, learnt)
+    }
+
+    /// A decode of `byteCount` bytes by `decoder` overran its budget: smaller entries only, from now on.
+    func lower(for decoder: String, below byteCount: Int) {
+        limits.withLock { limits in
+            limits[decoder] = min(limits[decoder] ?? .max, max(0, byteCount - 1))
         }
     }
 }

@@ -39,10 +39,12 @@ extension ObjectManager {
         /// The time side of that budget, in seconds, counted from the start of the read: when the
         /// lookup in the index already took longer, the read is left to the load, in the
         /// background; when the read took longer (a cold or busy disk, a preempted thread), the
-        /// decoding and delivery finish in the background instead. Decoding itself is not
-        /// counted: a read within the budget is decoded on the calling thread, however long that
-        /// takes (an image's decode, for one). Waits for a `FileCache`'s or `BigFileCache`'s
-        /// lock also end by then, and each lasts at most ``manageLockWaitBudget``. Default
+        /// decoding and delivery finish in the background instead. Decoding is bounded apart: a
+        /// read within the budget is decoded on the calling thread, and once a decoder took
+        /// longer than 4 ms to decode an entry there, its entries of that size or larger are
+        /// read and decoded in the background instead, like a load's. Waits for the file cache's
+        /// own lock (``FileCaching/entry(forKey:waitingAtMost:)``) also end by then, and each
+        /// lasts at most ``manageLockWaitBudget``. Default
         /// 0.0001 (0.1 ms: a small file from the page cache is read in tens of microseconds, and
         /// a read that takes longer is the one a frame cannot afford). Tests that need every hit
         /// delivered inside `manage` set a large value.
@@ -71,6 +73,10 @@ extension ObjectManager {
         /// ``LoadRateLimit/default`` (80 per second after a burst of 25, as Nuke's pipeline);
         /// `nil` sends every load at once. See ``LoadRateLimit``.
         public var loadRateLimit: LoadRateLimit? = .default
+        /// How long one decode on the thread that called `manage` may take before the decoder's
+        /// entries of that size or larger are decoded in the background (see
+        /// ``synchronousFileReadTimeBudget``), in seconds: a quarter of a 60 Hz frame.
+        var synchronousDecodeTimeBudget: Double = 0.004
         /// The clock of the failure memory's intervals; tests replace it to step time.
         var failureClock: @Sendable () -> MonotonicInstant = { .now }
         /// Called on the delivering thread after a delivery was found current and before the user

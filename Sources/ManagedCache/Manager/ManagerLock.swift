@@ -80,6 +80,7 @@ final class ManagerLock: Sendable {
             handOff.send()
         }
         return try lock.withLock { state throws(Failure) -> Result in
+            state.lockSections &+= 1
             handOff.then = _runLeftSections(&state)
             defer { starts = state.takeFetchStarts() }
             return try body(&state)
@@ -107,6 +108,7 @@ final class ManagerLock: Sendable {
                         held: MonotonicInstant.now.nanoseconds - taken.nanoseconds)
                 }
                 #endif
+                state.lockSections &+= 1
                 let result = body(&state)
                 return Budgeted(result: result, starts: state.takeFetchStarts())
             }
@@ -115,6 +117,10 @@ final class ManagerLock: Sendable {
         leave(otherwise())
         return nil
     }
+
+    /// How many sections have run under the lock since the manager was made, this question's
+    /// own not counted: the benchmark program prints the sections one call takes.
+    var sectionCount: UInt64 { lock.withLock { $0.lockSections } }
 
     /// Whether sections left by budgeted callers wait to run.
     private var hasLeftSections: Bool { left.withLock { !$0.isEmpty } }
@@ -135,6 +141,7 @@ final class ManagerLock: Sendable {
     private func drainLeftSections() {
         var starts: [FetchStart] = []
         let then = lock.withLock { state -> [() -> Void] in
+            state.lockSections &+= 1
             defer { starts = state.takeFetchStarts() }
             return _runLeftSections(&state)
         }

@@ -35,6 +35,9 @@ struct ManagerState {
     var pendingStores: [String: PendingStore] = [:]
     /// Fetch tasks to create once the lock is released (`ManagerLock`, `FetchTaskSlot`).
     var fetchStarts: [FetchStart] = []
+    /// How many times the lock has been taken (`ManagerLock.sectionCount`): counted here, under
+    /// it, so counting costs one addition and no atomic.
+    var lockSections: UInt64 = 0
 
     init(
         loadingBufferSize: Int, pushOut: any LoadingBufferPushOutPolicy = LowestPriorityThenOldest(),

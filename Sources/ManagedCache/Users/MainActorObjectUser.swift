@@ -127,7 +127,7 @@ final class MainActorUserLink<User: MainActorObjectUser>: UserLink {
         self.wantsPreviews = wantsPreviews
     }
 
-    var isAlive: Bool { user != nil }
+    var isAlive: Bool { MainQueueRelease.isAlive(user, delivery: .mainQueue) }
 
     func deliver(_ event: UserEvent, request: ObjectRequest) {
         // The manager calls a `.mainQueue` link only on the main queue (`MainQueue.isCurrent`, or

@@ -100,4 +100,55 @@ import Testing
             #expect(throws: FileCacheError.corrupted(key: "k")) { try store.readData(found, waitingAtMost: 60) }
         }
     }
+
+    /// A decoder that takes 10 ms and records, per entry, whether it ran on the thread that
+    /// called `manage` (marked in its thread dictionary).
+    struct SlowDecoder: ObjectDecoding {
+        static let callerKey = "SynchronousReadBudgetTests.caller"
+        let onCaller = Lock<[Int: Bool]>([:])
+        var identifier: String { "test.slow" }
+
+        func decode(_ data: LoadedData) throws -> Blob {
+            usleep(10_000)
+            let onCaller = Thread.current.threadDictionary[Self.callerKey] != nil
+            self.onCaller.withLock { $0[data.byteCount] = onCaller }
+            return Blob(try data.bytes())
+        }
+    }
+
+    /// Decoding inside `manage` is bounded too: once a decoder took longer than its budget on the
+    /// caller's thread, its entries of that size or larger are decoded in the background (still
+    /// from the file cache), and smaller ones still inside `manage`.
+    @Test func aDecoderTooSlowInsideManageDecodesLargerEntriesInTheBackground() async throws {
+        let directory = TemporaryDirectory()
+        let fileCache = try FileCache(directory: directory.url)
+        for (name, size) in [("first", 100), ("larger", 200), ("smaller", 50)] {
+            try fileCache.store(Data(count: size), forKey: request(name).dataKey, metadata: FileCacheMetadata())
+        }
+        let loader = ScriptedDataLoader()
+        let manager = makeScriptedManager(loader: loader) {
+            $0.fileCache = fileCache
+            $0.policy.fileCacheDelivery = .synchronous
+            $0.synchronousFileReadTimeBudget = .infinity
+            $0.manageLockWaitBudget = .infinity
+            $0.synchronousDecodeTimeBudget = 0.001
+        }
+        let decoder = SlowDecoder()
+        var users: [RecordingUser<SlowDecoder>] = []
+        for name in ["first", "larger", "smaller"] {
+            let user = RecordingUser(request(name), decoder: decoder)
+            users.append(user)
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                Thread.current.threadDictionary[SlowDecoder.callerKey] = true
+                manager.manage(user)
+                done.signal()
+            }
+            done.wait()
+            #expect(await waitUntil { user.finalCallbackCount == 1 })
+            #expect(user.origins == [.fileCache])
+        }
+        #expect(decoder.onCaller.withLock { $0 } == [100: true, 200: false, 50: true])
+        #expect(loader.requestCount("larger") == 0)
+    }
 }
