@@ -2,12 +2,14 @@
 import PackageDescription
 
 // ManagedCache has no package dependencies: everything below builds with the toolchain alone.
-// Apple targets: iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1 (what apps in the field support).
+// Apple targets: iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1 (what apps in the field support),
+// and Mac Catalyst 15 (without it SwiftPM picks the SDK's oldest, 13.1, below what the image
+// views use: `StateObject`, `onChange` (14), `CADisplayLink.preferredFrameRateRange` (15)).
 // The engine's lock is `Synchronization.Mutex` on Linux and an `os_unfair_lock` on Apple
 // platforms, where `Mutex` needs iOS 18 (Sources/ManagedCacheLocking/Lock.swift).
 let package = Package(
     name: "ManagedCache",
-    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
+    platforms: [.iOS(.v15), .macOS(.v12), .macCatalyst(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
         .library(name: "ManagedCache", targets: ["ManagedCache"]),
         .library(name: "ManagedCacheUIKit", targets: ["ManagedCacheUIKit"]),
