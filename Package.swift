@@ -2,7 +2,9 @@
 import PackageDescription
 
 // ManagedCache has no package dependencies: everything below builds with the toolchain alone.
-// Apple targets: iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1 (what apps in the field support).
+// Apple targets: iOS 15, macOS 12, tvOS 15, watchOS 8, visionOS 1 (what apps in the field support),
+// and Mac Catalyst 15 (without it SwiftPM picks the SDK's oldest, 13.1, below what the image
+// views use: `StateObject`, `onChange` (14), `CADisplayLink.preferredFrameRateRange` (15)).
 // The engine's lock is a pthread mutex on Linux (`Synchronization.Mutex` spins there before it
 // waits) and an `os_unfair_lock` on Apple platforms, where `Mutex` needs iOS 18
 // (Sources/ManagedCacheLocking/Lock.swift says why; `-DMANAGEDCACHE_SWIFT_MUTEX` swaps in `Mutex`).
@@ -10,7 +12,7 @@ let package = Package(
     name: "ManagedCache",
     // ManagedCacheUIKit's spoken strings are English resources (Sources/ManagedCacheUIKit/Resources).
     defaultLocalization: "en",
-    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
+    platforms: [.iOS(.v15), .macOS(.v12), .macCatalyst(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
         .library(name: "ManagedCache", targets: ["ManagedCache"]),
         .library(name: "ManagedCacheUIKit", targets: ["ManagedCacheUIKit"]),

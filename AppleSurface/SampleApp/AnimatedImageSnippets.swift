@@ -1,3 +1,4 @@
+#if canImport(UIKit) && !os(watchOS)
 import ManagedCache
 import ManagedCacheUIKit
 import QuartzCore
@@ -43,3 +44,4 @@ func progressivePreviewSnippet(photoURL: URL) -> ManagedImageView {
     view.load(url: photoURL)
     return view
 }
+#endif

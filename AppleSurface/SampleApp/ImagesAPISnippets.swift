@@ -1,3 +1,4 @@
+#if canImport(UIKit) && !os(watchOS)
 import ManagedCache
 import ManagedCacheUIKit
 import UIKit
@@ -52,3 +53,4 @@ func imagesAPIProcessorsSnippet(avatarView: ManagedImageView, backdropView: Mana
     let image = try await manager.object(for: ObjectRequest(url: url), decoder: ImageDecoder(processors: [banner]))
     print(image.transformations)
 }
+#endif

@@ -1,3 +1,4 @@
+#if canImport(UIKit) && !os(watchOS)
 // The types apps have most, as main-actor users of the manager — a table-view cell, a
 // view controller and an observable view model — with no @unchecked Sendable, @preconcurrency or
 // nonisolated(unsafe); and a SwiftUI screen with `ManagedImage`.
@@ -114,3 +115,4 @@ struct AuthorRow: View {
         }
     }
 }
+#endif

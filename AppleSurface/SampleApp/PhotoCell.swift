@@ -1,3 +1,4 @@
+#if canImport(UIKit) && !os(watchOS)
 // The sample app: what an iOS developer writes with the package, type-checked by
 // `.ci/apple-surface-check` against the UIKit stand-in in Swift 6 mode.
 import ManagedCache
@@ -112,3 +113,4 @@ final class ThumbnailCell: UICollectionViewCell {
         imageView.clear()
     }
 }
+#endif

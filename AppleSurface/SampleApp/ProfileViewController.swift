@@ -1,3 +1,4 @@
+#if canImport(UIKit) && !os(watchOS)
 import ManagedCache
 import ManagedCacheUIKit
 import UIKit
@@ -109,3 +110,4 @@ extension ProfileViewController: ManagedImageViewDelegate {
         present(UIViewController(), animated: true)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if canImport(UIKit) && !os(watchOS)
 import ManagedCache
 import ManagedCacheUIKit
 import SwiftUI
@@ -67,3 +68,4 @@ struct ReadmeSwiftUISnippet: View {
         }
     }
 }
+#endif

@@ -72,4 +72,48 @@ open class CALayer: NSObject {
     public override init() {}
     /// Apple: `func removeAllAnimations()` — removes every animation attached to the layer.
     open func removeAllAnimations() {}
+    /// Apple: `var contents: Any? { get set }` — a `CGImage` the layer shows (or, on macOS, an `NSImage`).
+    open var contents: Any?
+    /// Apple: `var contentsGravity: CALayerContentsGravity { get set }` (default `.resize`).
+    open var contentsGravity = CALayerContentsGravity.resize
+    /// Apple: `var contentsScale: CGFloat { get set }` — pixels of `contents` per point.
+    open var contentsScale: CGFloat = 1
+    /// Apple: `var masksToBounds: Bool { get set }`.
+    open var masksToBounds = false
+    /// Apple: `func add(_ anim: CAAnimation, forKey key: String?)` — the layer copies the animation.
+    open func add(_ anim: CAAnimation, forKey key: String?) {}
+}
+
+/// Apple: `struct CALayerContentsGravity : Hashable, Equatable, RawRepresentable, Sendable`.
+public struct CALayerContentsGravity: Hashable, RawRepresentable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// Apple: `static let resize: CALayerContentsGravity` — stretched to the bounds.
+    public static let resize = CALayerContentsGravity(rawValue: "resize")
+    /// Apple: `static let resizeAspect: CALayerContentsGravity` — fitted, aspect kept.
+    public static let resizeAspect = CALayerContentsGravity(rawValue: "resizeAspect")
+    /// Apple: `static let resizeAspectFill: CALayerContentsGravity` — filling, aspect kept.
+    public static let resizeAspectFill = CALayerContentsGravity(rawValue: "resizeAspectFill")
+}
+
+/// Apple: `class CAAnimation : NSObject` (and `CAMediaTiming`). Neither Sendable nor isolated.
+open class CAAnimation: NSObject {
+    /// Apple: `override init()`.
+    public override init() {}
+    /// Apple: `var duration: CFTimeInterval { get set }` (`CAMediaTiming`).
+    open var duration: CFTimeInterval = 0
+}
+
+/// Apple: `struct CATransitionType : Hashable, Equatable, RawRepresentable, Sendable`.
+public struct CATransitionType: Hashable, RawRepresentable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// Apple: `static let fade: CATransitionType` — the layer's content fades as it becomes visible or hidden.
+    public static let fade = CATransitionType(rawValue: "fade")
+}
+
+/// Apple: `class CATransition : CAAnimation` — a transition between a layer's states.
+open class CATransition: CAAnimation {
+    /// Apple: `var type: CATransitionType { get set }` (default `.fade`).
+    open var type = CATransitionType.fade
 }

@@ -1,10 +1,10 @@
-#if !(canImport(UIKit) && !os(watchOS))
+#if !(canImport(UIKit) && !os(watchOS)) && !(canImport(AppKit) && !canImport(UIKit))
 import Dispatch
 import Foundation
 import ManagedCache
 import ManagedCacheLocking
 
-/// An image view without a screen: the Linux (and macOS, watchOS) `ManagedImageView`, with the
+/// An image view without a screen: the Linux (and watchOS) `ManagedImageView`, with the
 /// API of the UIKit one. It holds what it would display (`displayed`, `isActivityIndicatorVisible`,
 /// `progress`) and calls `displayHook` on every change, so tests, examples and server-side
 /// renderers see exactly what a UIKit view would show, and when.

@@ -246,42 +246,28 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
     // MARK: - Rendering
 
     private func handle(_ event: ImageViewEvent) {
-        switch event {
-        case .display(let display):
-            let visible = display.content.visibleImage
-            // An animation already playing keeps the frame it shows.
-            if !animator.isPlaying(visible) {
-                let image = visible?.uiImage(scale: displayScale)
-                // A fade still running (a reused cell) must not show the previous image over this one.
-                imageView.layer.removeAllAnimations()
-                let transition = display.transition.respectingReducedMotion(UIAccessibility.isReduceMotionEnabled)
-                if transition == .none {
-                    imageView.image = image
-                } else {
-                    UIView.transition(
-                        with: imageView, duration: transition.duration, options: [.transitionCrossDissolve, .allowUserInteraction],
-                        animations: { [imageView] in imageView.image = image }, completion: nil)
-                }
-            }
-            animator.show(visible, scale: displayScale, inWindow: window != nil)
-            accessibilityValue = display.accessibilityValue
-            if display.isActivityIndicatorVisible {
-                activityIndicator.startAnimating()
+        guard let display = notify(event) else { return }
+        let visible = display.content.visibleImage
+        // An animation already playing keeps the frame it shows.
+        if !animator.isPlaying(visible) {
+            let image = visible?.uiImage(scale: displayScale)
+            // A fade still running (a reused cell) must not show the previous image over this one.
+            imageView.layer.removeAllAnimations()
+            let transition = display.transition.respectingReducedMotion(UIAccessibility.isReduceMotionEnabled)
+            if transition == .none {
+                imageView.image = image
             } else {
-                activityIndicator.stopAnimating()
+                UIView.transition(
+                    with: imageView, duration: transition.duration, options: [.transitionCrossDissolve, .allowUserInteraction],
+                    animations: { [imageView] in imageView.image = image }, completion: nil)
             }
-        case .imageSet(let image, let origin):
-            onImageSet?(image, origin)
-            delegate?.managedImageView(self, didSet: image, from: origin)
-        case .failed(let error):
-            onFailure?(error)
-            delegate?.managedImageView(self, didFailWith: error)
-        case .cancelled(let reason):
-            onCancelled?(reason)
-            delegate?.managedImageView(self, wasCancelledBecause: reason)
-        case .progress(let progress):
-            onProgress?(progress)
-            delegate?.managedImageView(self, didReceive: progress)
+        }
+        animator.show(visible, scale: displayScale, inWindow: window != nil)
+        accessibilityValue = display.accessibilityValue
+        if display.isActivityIndicatorVisible {
+            activityIndicator.startAnimating()
+        } else {
+            activityIndicator.stopAnimating()
         }
     }
 

@@ -1,7 +1,7 @@
 import ManagedCache
 
-#if canImport(UIKit) && !os(watchOS)
-/// Told what happens to a `ManagedImageView`, on the main thread. Every method has an empty
+#if (canImport(UIKit) && !os(watchOS)) || (canImport(AppKit) && !canImport(UIKit))
+/// Told what happens to a `ManagedImageView` (UIKit or AppKit), on the main thread. Every method has an empty
 /// default. The view holds its delegate **weakly** (HJCache retained its delegates and leaked).
 @MainActor
 public protocol ManagedImageViewDelegate: AnyObject {

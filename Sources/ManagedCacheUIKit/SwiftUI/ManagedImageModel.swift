@@ -77,7 +77,11 @@ public final class ManagedImageModel: MainActorObjectUser {
 
     private var source: ObjectRequest?
     private var layoutPixelSize: PixelSize?
+    /// How the image fills `layoutPixelSize` when the view's placement decided it (a box with a
+    /// side the proposal left open is fitted); `nil` for ``scaleMode``.
+    private var layoutScaleMode: ImageScaleMode?
     private var requestedPixelSize: PixelSize?
+    private var requestedScaleMode: ImageScaleMode?
     private var isVisible = false
     /// Inside `manager.manage(self)`: an image delivered now is a memory hit.
     private var isManaging = false
@@ -162,8 +166,24 @@ public final class ManagedImageModel: MainActorObjectUser {
     ///   - scale: Pixels per point (the screen's scale).
     public func layoutChanged(width: Double, height: Double, scale: Double) {
         guard let size = sizing.pixelSize(width: width, height: height, scale: scale) else { return }
-        layoutPixelSize = size
-        guard format == nil, sizing.needsNewVariant(current: requestedPixelSize, new: size) else { return }
+        layoutChanged(pixelBox: size, scaleMode: nil)
+    }
+
+    /// Reports where a ``ManagedImage`` was placed: the variant ``ManagedImageSizing`` chose for
+    /// it. Another box loads another variant when it changes enough (`LayoutSizing`), another
+    /// scale mode at once.
+    ///
+    /// - Parameter variant: The box in pixels and how the image fills it.
+    func placed(_ variant: ManagedImageSizing.Variant) {
+        layoutChanged(pixelBox: variant.pixelBox, scaleMode: variant.scaleMode)
+    }
+
+    private func layoutChanged(pixelBox: PixelSize, scaleMode: ImageScaleMode?) {
+        layoutPixelSize = pixelBox
+        layoutScaleMode = scaleMode
+        guard format == nil else { return }
+        let modeChanged = requestedPixelSize != nil && requestedScaleMode != (scaleMode ?? self.scaleMode)
+        guard modeChanged || sizing.needsNewVariant(current: requestedPixelSize, new: pixelBox) else { return }
         start()
     }
 
@@ -200,11 +220,12 @@ public final class ManagedImageModel: MainActorObjectUser {
         if let format {
             chosen = format
         } else if let layoutPixelSize {
-            chosen = sizing.format(for: layoutPixelSize, scaleMode: scaleMode)
+            chosen = sizing.format(for: layoutPixelSize, scaleMode: layoutScaleMode ?? scaleMode)
         } else {
             return  // not laid out yet: decoding at full size would waste memory
         }
         requestedPixelSize = format == nil ? layoutPixelSize : nil
+        requestedScaleMode = format == nil ? chosen.scaleMode : nil
         objectDecoder = ImageDecoder(format: chosen)
         objectRequest = source
         // A new variant of the image on screen keeps it there until the new one replaces it.
