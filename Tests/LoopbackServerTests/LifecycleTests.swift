@@ -196,8 +196,12 @@ import Testing
         return nil  // no /proc: the checks that use it are skipped
         #else
         guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"),
-            let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+            // Read to its end: Foundation's String(contentsOfFile:) stops after procfs's first
+            // page (about 26 sockets), and the table lists every socket of the machine, so a
+            // busy machine's table hid the listener from the check below.
+            let tableBytes = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/net/tcp")).readToEnd()
         else { return nil }
+        let table = String(decoding: tableBytes, as: UTF8.self)
         var inodes = Set<String>()
         for descriptor in descriptors {
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)"),

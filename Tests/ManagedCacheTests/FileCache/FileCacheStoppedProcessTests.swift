@@ -59,7 +59,10 @@ import Darwin
     /// The `flock`s process `pid` holds, as `/proc/locks` lists them (Linux); nil elsewhere.
     private func locks(heldBy pid: Int32) -> [String]? {
         #if os(Linux)
-        guard let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        // Read to its end: Foundation's String(contentsOfFile:) stops after procfs's first page,
+        // and the machine-wide table is longer than that while other suites hold locks.
+        guard let data = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/locks")).readToEnd() else { return nil }
+        let table = String(decoding: data, as: UTF8.self)
         return table.split(separator: "\n").map(String.init).filter { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             return fields.count > 4 && fields[4] == "\(pid)"
