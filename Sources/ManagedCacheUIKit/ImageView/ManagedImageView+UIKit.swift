@@ -183,7 +183,7 @@ public final class ManagedImageView: UIView, ManagedObjectUser {
 
     /// Whether this view plays animated GIF, APNG and WebP images. Default `true`. They play only
     /// while the view is in a window, `ImageAnimation.isEnabled` is on, the system's Reduce
-    /// Motion is off and its Animated Images setting is on (iOS 18, tvOS 18, visionOS 2 and
+    /// Motion is off and its Animated Images setting is on (iOS 17, tvOS 17, visionOS 1 and
     /// later); otherwise the first frame shows. Frames come from the image's shared frame buffer
     /// (decoded off the main thread), each view with its own playhead, refreshed by one display
     /// link shared by every animated view, at the rate the animations need.
