@@ -376,6 +376,7 @@ public class JournaledFileCache: FileCaching, @unchecked Sendable {
     /// nothing but eviction order. Call ``flush()`` first to learn whether it is written.
     ///
     /// ```swift
+    /// // Assumes `cachesDirectory` (the app's caches directory, a URL).
     /// let cache = try FileCache(directory: cachesDirectory.appendingPathComponent("account-1"))
     /// try cache.store(Data("hello".utf8), forKey: "greeting")
     /// cache.close()  // before switching accounts: the next user gets another directory
