@@ -8,8 +8,8 @@ import Testing
 
 /// How many times one uncached `manage` takes the manager's lock, against the loopback server
 /// through `URLSession`, with a `FileCache`: the call, one section per report of the loader (the
-/// response head, each chunk), the previews wanted at the first chunk, the fetch's end and the
-/// decode's end. A delivery's check takes none.
+/// response head, each chunk), the fetch's end and the decode's end; and the previews wanted at
+/// the first chunk, only when the user's decoder makes previews. A delivery's check takes none.
 @Suite struct LockSectionTests {
     /// `URLSessionDataLoader`, counting what it reports: each report is one progress section.
     final class CountingLoader: DataLoading {
@@ -41,25 +41,49 @@ import Testing
         func requestDidStart() { receiver.requestDidStart() }
     }
 
-    @Test func anUncachedManageTakesTheCallTheReportsTheFetchsEndAndTheDecodesEnd() async throws {
-        let server = try LoopbackServer()
-        server.setRoute("/object", .ok(fixtureBody("object", count: 1_000)))
+    /// The sections one uncached `manage` of `user`'s request takes, and the loader's reports.
+    func sectionsOfOneCall<User: ManagedObjectUser>(
+        _ user: User, server: LoopbackServer, loader: CountingLoader, isAnswered: @Sendable () -> Bool
+    ) async throws -> (sections: UInt64, reports: UInt64) {
         let directory = TemporaryDirectory()
-        let loader = CountingLoader()
         let manager = makeNetworkManager(fileCache: try FileCache(directory: directory.url)) {
             $0.dataLoader = loader
         }
-        let user = RecordingUser(ObjectRequest(url: server.url("/object")), decoder: BlobDecoder())
         let before = manager.lockSectionCount
         manager.manage(user)
-        #expect(await waitUntil { user.objects.count == 1 })
+        #expect(await waitUntil(isAnswered))
         // The fetch's task ends after its last section.
         #expect(await waitUntil { manager.runningFetchTaskCount == 0 })
         let sections = manager.lockSectionCount - before
         let reports = UInt64(loader.reports.withLock { $0 })
         #expect(reports >= 2, "the response head and at least one chunk")
-        // The call, the previews wanted at the first chunk, the fetch's end, the decode's end.
+        withExtendedLifetime(manager) {}
+        return (sections, reports)
+    }
+
+    @Test func anUncachedManageTakesTheCallTheReportsTheFetchsEndAndTheDecodesEnd() async throws {
+        let server = try LoopbackServer()
+        server.setRoute("/object", .ok(fixtureBody("object", count: 1_000)))
+        let user = RecordingUser(ObjectRequest(url: server.url("/object")), decoder: BlobDecoder())
+        let (sections, reports) = try await sectionsOfOneCall(user, server: server, loader: CountingLoader()) {
+            user.objects.count == 1
+        }
+        // The call, the fetch's end, the decode's end: a decoder without previews asks for none.
+        #expect(sections == 3 + reports, "\(sections) sections for \(reports) reports of the loader")
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func aUserWantingPreviewsAlsoTakesThePreviewsWantedAtTheFirstChunk() async throws {
+        let server = try LoopbackServer()
+        // No newline: the session takes the bytes and makes no preview (which would be a section).
+        server.setRoute("/text", .ok(Data(repeating: UInt8(ascii: "a"), count: 1_000)))
+        let decoder = LinePreviewDecoder()
+        let user = PreviewRecordingUser(server.url("/text"), decoder: decoder, wantsPreviews: true)
+        let (sections, reports) = try await sectionsOfOneCall(user, server: server, loader: CountingLoader()) {
+            user.events.contains(.ready(String(repeating: "a", count: 1_000)))
+        }
+        #expect(decoder.sessions.count == 1, "a preview session was made at the first chunk")
         #expect(sections == 4 + reports, "\(sections) sections for \(reports) reports of the loader")
-        withExtendedLifetime((manager, user, server)) {}
+        withExtendedLifetime(server) {}
     }
 }
