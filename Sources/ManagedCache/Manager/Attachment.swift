@@ -71,9 +71,7 @@ final class Attachment {
 /// `running` from its last check to the end of the callback, noting the delivering thread; a new
 /// attachment (`publish`) made meanwhile reports that a callback for the old one is running, and
 /// the `manage` or `unmanage` that made it waits for that callback (`awaitDeliveryInFlight`,
-/// after the manager's lock is released) before it returns. It waits on `running`, not `gate`:
-/// a delivery that holds `gate` may be waiting for the manager's lock (a progress report checks
-/// its load), and a budgeted `manage` must not wait for that lock through it. So once either has returned, no
+/// after the manager's lock is released) before it returns. So once either has returned, no
 /// callback for the request it replaced can reach the user: a reused cell never hears its last
 /// row's answer after it was given a new row, and a user unmanaged hears nothing more.
 ///
@@ -82,6 +80,9 @@ final class Attachment {
 final class AttachmentCurrency: Sendable {
     private struct State {
         var attachment: UInt64
+        /// Whether the final callback (the object or a failure) for `attachment` has been decided:
+        /// progress and previews decided before it are dropped from then on.
+        var finalDecided = false
         /// The thread inside `deliver(ifCurrent:_:)`'s callback, if any.
         var deliveringThread: pthread_t?
 
@@ -117,7 +118,16 @@ final class AttachmentCurrency: Sendable {
     func publish(_ attachment: UInt64) -> Bool {
         state.withLock { state in
             state.attachment = attachment
+            state.finalDecided = false
             return state.isDeliveringElsewhere
+        }
+    }
+
+    /// Records that the final callback for `attachment` has been decided (under the manager's
+    /// lock, as it is): a progress report or preview decided earlier and not yet made is dropped.
+    func finalCallbackDecided(for attachment: UInt64) {
+        state.withLock { state in
+            if state.attachment == attachment { state.finalDecided = true }
         }
     }
 
@@ -130,27 +140,26 @@ final class AttachmentCurrency: Sendable {
     var isDeliveringElsewhere: Bool { state.withLock { $0.isDeliveringElsewhere } }
 
     /// Calls `callback` if `attachment` is current, as one step with the check (see the type's
-    /// comment). `stillWanted` is asked after the check, inside the step (a progress report's
-    /// load check). Returns whether the callback was made.
-    func deliver(ifCurrent attachment: UInt64, stillWanted: () -> Bool = { true }, _ callback: () -> Void) {
+    /// comment). `beforeFinal`: a progress report or preview, made only while the attachment's
+    /// final callback has not been decided, so none follows it.
+    func deliver(ifCurrent attachment: UInt64, beforeFinal: Bool = false, _ callback: () -> Void) {
+        func isWanted(_ state: State) -> Bool {
+            state.attachment == attachment && !(beforeFinal && state.finalDecided)
+        }
         if state.withLock({ $0.isDeliveringHere }) {
             // A callback of this user made this delivery (it managed another user, say): the gate
             // is this thread's already.
-            if isCurrent(attachment), stillWanted() { callback() }
+            if state.withLock({ isWanted($0) }) { callback() }
             return
         }
         gate.withLock { _ in
-            // `stillWanted` may take the manager's lock: asked before `running` is taken, so a
-            // `manage` that retires this attachment meanwhile does not wait for it, and checked
-            // again after it, with the callback, as one step.
-            guard isCurrent(attachment), stillWanted() else { return }
             running.withLock { _ in
-                let current = state.withLock { state -> Bool in
-                    guard state.attachment == attachment else { return false }
+                let wanted = state.withLock { state -> Bool in
+                    guard isWanted(state) else { return false }
                     state.deliveringThread = pthread_self()
                     return true
                 }
-                guard current else { return }
+                guard wanted else { return }
                 defer { state.withLock { $0.deliveringThread = nil } }
                 callback()
             }

@@ -13,6 +13,8 @@ struct FetchPlan: Sendable {
     let fetch: UInt64
     /// Guards the download's commit to the file cache (`FetchRecord.writeGate`).
     let writeGate: WriteGate
+    /// The previews of its bytes (`FetchRecord.previews`).
+    let previews: PreviewFeed
     /// Its downloads wait for the load rate limit's tokens (a load the loading buffer can push out).
     let paced: Bool
     /// It is for users (not a data-only prefetch): a stale entry may be served at once.

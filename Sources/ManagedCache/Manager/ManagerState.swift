@@ -102,10 +102,14 @@ final class FetchRecord {
     /// Guards the download's commit to the file cache: an object stored over the data key closes
     /// it.
     let writeGate = WriteGate()
+    /// The preview sessions of its bytes, and whether a subscriber's decoder makes previews.
+    let previews: PreviewFeed
+    /// Whether `previews` has been told of a subscriber making previews (so it is told once).
+    private var toldOfPreviewingSubscriber = false
 
     init(
         identifier: UInt64, dataKey: String, request: ObjectRequest, policy: LoadPolicy, inPrefetchLane: Bool,
-        task: FetchTaskSlot, priority: LoadPriorityCell
+        task: FetchTaskSlot, priority: LoadPriorityCell, previews: PreviewFeed
     ) {
         self.identifier = identifier
         self.dataKey = dataKey
@@ -114,6 +118,17 @@ final class FetchRecord {
         self.inPrefetchLane = inPrefetchLane
         self.task = task
         self.priority = priority
+        self.previews = previews
+    }
+
+    /// Adds the handler of `key` to the fetch's subscribers; `makesPreviews`: its decoder makes
+    /// previews, which the fetch's first chunk then asks the manager for.
+    func subscribe(_ key: ObjectKey, makesPreviews: Bool) {
+        subscribers.insert(key)
+        if makesPreviews, !toldOfPreviewingSubscriber {
+            toldOfPreviewingSubscriber = true
+            previews.previewingSubscriberJoined()
+        }
     }
 
     var isWanted: Bool { !subscribers.isEmpty || prefetchHolds > 0 }

@@ -317,8 +317,15 @@ final class ObjectHandler {
     func deliveries(
         of event: UserEvent, fetch: UInt64? = nil, including: (Attachment) -> Bool = { _ in true }
     ) -> [PendingDelivery] {
-        users.compactMap { slot in
+        let isFinal: Bool
+        switch event {
+        case .ready, .failed: isFinal = true
+        case .progress, .preview: isFinal = false
+        }
+        return users.compactMap { slot in
             guard including(slot), slot.isAlive else { return nil }
+            // Progress and previews decided before this are dropped (`AttachmentCurrency`).
+            if isFinal { slot.currency.finalCallbackDecided(for: slot.attachment) }
             return PendingDelivery(to: slot, key: key, event: event, fetch: fetch)
         }
     }

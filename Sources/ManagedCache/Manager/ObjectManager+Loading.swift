@@ -9,7 +9,7 @@ extension ObjectManager {
             dataKey: plan.dataKey, request: plan.request, policy: plan.policy, loader: configuration.dataLoader,
             fileCache: fileCache, undecoded: undecodedData, inMemoryThreshold: configuration.inMemoryThreshold,
             memoryValidators: plan.validators, priority: plan.priority,
-            callbacks: makeFetchCallbacks(dataKey: plan.dataKey, fetch: plan.fetch), writeGate: plan.writeGate,
+            callbacks: makeFetchCallbacks(plan), writeGate: plan.writeGate,
             rateLimiter: plan.paced ? loadRateLimiter : nil)
         operation.mayServeStaleAtOnce = plan.forUsers
         return operation
@@ -31,8 +31,8 @@ extension ObjectManager {
 
     // MARK: - Fetch callbacks (from the fetch's task)
 
-    private func makeFetchCallbacks(dataKey: String, fetch identifier: UInt64) -> FetchCallbacks {
-        let previews = PreviewFeed(interval: configuration.previewInterval)
+    private func makeFetchCallbacks(_ plan: FetchPlan) -> FetchCallbacks {
+        let (dataKey, identifier, previews) = (plan.dataKey, plan.fetch, plan.previews)
         return FetchCallbacks(
             progress: { [weak self] progress, newBytes in
                 self?.fetchProgressed(dataKey: dataKey, fetch: identifier, progress: progress, newBytes: newBytes)

@@ -119,27 +119,17 @@ final class WorkPerformer: Sendable {
     }
 
     /// Calls the user unless it has been released, re-managed or unmanaged since the delivery
-    /// was decided. Only progress and previews take the manager's lock, to check the load; the
-    /// rest check the user's record alone (`Attachment.currency`).
+    /// was decided, checking the user's record alone (`Attachment.currency`), not the manager's
+    /// lock: progress and previews are also dropped once the user's final callback is decided.
     private func deliverIfCurrent(_ delivery: PendingDelivery) {
         guard let currency = delivery.currency else {
             delivery.user.deliver(delivery.event, request: delivery.request)
             return
         }
-        currency.deliver(
-            ifCurrent: delivery.attachment,
-            stillWanted: {
-                guard let fetch = delivery.fetch else { return true }
-                // Progress decided before a cancellation, failure or success that got here first is stale.
-                return state.withLock { state in
-                    guard case .loading(fetch)? = state.handlers[delivery.key]?.phase else { return false }
-                    return true
-                }
-            },
-            {
-                afterDeliveryCheck?(delivery.event)
-                delivery.user.deliver(delivery.event, request: delivery.request)
-            })
+        currency.deliver(ifCurrent: delivery.attachment, beforeFinal: delivery.fetch != nil) {
+            afterDeliveryCheck?(delivery.event)
+            delivery.user.deliver(delivery.event, request: delivery.request)
+        }
     }
 
     /// Runs the sweep an `_attach` scheduled, on the hand-off queue: `TableSweep.budget` entries

@@ -24,8 +24,8 @@ struct PendingDelivery: Sendable {
     /// delivery made whatever happens meanwhile).
     let currency: AttachmentCurrency?
     let event: UserEvent
-    /// For progress and previews: the fetch it reports on. It is dropped unless the handler is still loading
-    /// that fetch when it is made, so no progress follows a user's final callback.
+    /// For progress and previews: the fetch it reports on. It is dropped once the user's final
+    /// callback has been decided (`AttachmentCurrency`), so no progress follows that callback.
     var fetch: UInt64?
 
     /// A delivery to the user of `record`, for the request and attachment it holds now (under

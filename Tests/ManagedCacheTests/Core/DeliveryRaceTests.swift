@@ -184,36 +184,23 @@ extension RecordingUser {
     }
 }
 
-/// A delivery that is still checking whether its load wants it (a progress report asks the
-/// manager's lock) is not yet a callback in flight: retiring its attachment neither waits for it
-/// nor lets it through. Without a manager: the currency alone, driven from two threads.
+/// The currency alone, without a manager: progress and previews stop once the attachment's final
+/// callback is decided, and a callback in flight is awaited by the call that retires it.
 @Suite(.offCooperativePool) struct AttachmentCurrencyTests {
-    @Test func retiringAnAttachmentDoesNotWaitForADeliveryStillCheckingItsLoad() async {
+    @Test func progressDecidedBeforeTheFinalCallbackIsDroppedOnceThatCallbackIsDecided() {
         let currency = AttachmentCurrency(1)
-        let checking = Lock(false)
-        let mayAnswer = Lock(false)
-        let called = Lock(false)
-        let finished = Lock(false)
-        Thread.detachNewThread {
-            currency.deliver(
-                ifCurrent: 1,
-                stillWanted: {
-                    checking.withLock { $0 = true }
-                    // Stands for the manager's lock, held by someone else; bounded so a failing
-                    // build ends the thread.
-                    _ = waitUntilBlocking { mayAnswer.withLock { $0 } }
-                    return true
-                },
-                { called.withLock { $0 = true } })
-            finished.withLock { $0 = true }
-        }
-        #expect(await waitUntil { checking.withLock { $0 } })
-        // The delivery holds the user's gate and waits in its check; retiring does not wait.
-        #expect(currency.publish(0) == false, "a delivery still checking its load was taken for a callback in flight")
-        currency.awaitDeliveryInFlight()
-        mayAnswer.withLock { $0 = true }
-        #expect(await waitUntil { finished.withLock { $0 } })
-        #expect(called.withLock { $0 } == false, "a callback for a retired attachment reached the user")
+        var made: [String] = []
+        currency.deliver(ifCurrent: 1, beforeFinal: true) { made.append("progress before") }
+        currency.finalCallbackDecided(for: 2)  // another attachment's: changes nothing here
+        currency.deliver(ifCurrent: 1, beforeFinal: true) { made.append("progress, other's final") }
+        currency.finalCallbackDecided(for: 1)
+        currency.deliver(ifCurrent: 1, beforeFinal: true) { made.append("progress after") }
+        currency.deliver(ifCurrent: 1) { made.append("final") }
+        // A new request of the same user starts without a final callback.
+        currency.publish(3)
+        currency.deliver(ifCurrent: 1) { made.append("old attachment") }
+        currency.deliver(ifCurrent: 3, beforeFinal: true) { made.append("progress, new request") }
+        #expect(made == ["progress before", "progress, other's final", "final", "progress, new request"])
     }
 
     @Test func aCallbackInFlightIsAwaitedByTheCallThatRetiresIt() async {

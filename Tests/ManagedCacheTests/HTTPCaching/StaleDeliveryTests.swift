@@ -106,6 +106,8 @@ import Testing
         manager.manage(user)
         let waited = try await [first, second]
         let afterwards = try await user.delivery()
+        // The awaiting tasks are resumed before the closure is called, on the delivering thread.
+        #expect(await waitUntil { !told.withLock { $0.isEmpty } })
 
         for delivery in waited + [afterwards] + told.withLock({ $0 }) {
             #expect(delivery.object.text == "version 1" && delivery.origin == .fileCache)

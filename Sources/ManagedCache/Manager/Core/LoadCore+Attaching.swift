@@ -149,7 +149,7 @@ extension LoadCore {
         }
         let fetchID: UInt64
         if let fetch = state.fetches[key.dataKey] {
-            fetch.subscribers.insert(key)
+            fetch.subscribe(key, makesPreviews: handler.decoder.makesPreviews)
             fetchID = fetch.identifier
         } else {
             fetchID = _createFetch(

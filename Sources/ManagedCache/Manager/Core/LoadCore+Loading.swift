@@ -7,7 +7,7 @@ extension LoadCore {
         guard let handler = state.handlers[key] else { return PendingWork() }
         var work = PendingWork()
         if let fetch = state.fetches[key.dataKey] {
-            fetch.subscribers.insert(key)
+            fetch.subscribe(key, makesPreviews: handler.decoder.makesPreviews)
             state.statistics.coalescedJoins += 1
             handler.startLoading(fetch: fetch.identifier)
             // After the handler is loading: promoting the fetch frees a prefetch slot, and a
@@ -60,9 +60,10 @@ extension LoadCore {
         let priorityCell = LoadPriorityCell(priority)
         let fetch = FetchRecord(
             identifier: identifier, dataKey: dataKey, request: request, policy: policy,
-            inPrefetchLane: inPrefetchLane, task: FetchTaskSlot(), priority: priorityCell)
+            inPrefetchLane: inPrefetchLane, task: FetchTaskSlot(), priority: priorityCell,
+            previews: PreviewFeed(interval: configuration.previewInterval))
         if let subscriber {
-            fetch.subscribers.insert(subscriber)
+            fetch.subscribe(subscriber, makesPreviews: state.handlers[subscriber]?.decoder.makesPreviews ?? true)
         } else {
             fetch.prefetchHolds = 1
             fetch.prefetchPriority = priority
@@ -75,7 +76,8 @@ extension LoadCore {
         // thread), and runs the download and the decodes the manager's fetch runner makes of it.
         let plan = FetchPlan(
             dataKey: dataKey, request: request, policy: policy, validators: validators, priority: priorityCell,
-            fetch: identifier, writeGate: fetch.writeGate, paced: paced, forUsers: subscriber != nil)
+            fetch: identifier, writeGate: fetch.writeGate, previews: fetch.previews, paced: paced,
+            forUsers: subscriber != nil)
         state.fetchStarts.append(
             FetchStart(slot: fetch.task, running: fetchRunner.running) { [fetchRunner] in await fetchRunner.run(plan) })
         state.fetches[dataKey] = fetch

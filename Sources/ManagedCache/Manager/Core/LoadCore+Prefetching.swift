@@ -161,7 +161,7 @@ extension LoadCore {
                 let fetchID: UInt64
                 state.handlers[key] = handler
                 if let fetch = state.fetches[dataKey] {
-                    fetch.subscribers.insert(key)
+                    fetch.subscribe(key, makesPreviews: handler.decoder.makesPreviews)
                     fetchID = fetch.identifier
                 } else {
                     fetchID = _createFetch(

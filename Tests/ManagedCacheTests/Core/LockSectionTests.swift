@@ -1,0 +1,89 @@
+import Foundation
+import LoopbackServer
+import ManagedCacheLocking
+import TestSupport
+import Testing
+
+@testable import ManagedCache
+
+/// How many times one uncached `manage` takes the manager's lock, against the loopback server
+/// through `URLSession`, with a `FileCache`: the call, one section per report of the loader (the
+/// response head, each chunk), the fetch's end and the decode's end; and the previews wanted at
+/// the first chunk, only when the user's decoder makes previews. A delivery's check takes none.
+@Suite struct LockSectionTests {
+    /// `URLSessionDataLoader`, counting what it reports: each report is one progress section.
+    final class CountingLoader: DataLoading {
+        let loader = URLSessionDataLoader()
+        let reports = Lock(0)
+
+        func canLoad(_ url: URL) -> Bool { loader.canLoad(url) }
+
+        func load(_ request: DataLoadRequest, receiver: any DataLoadReceiver) async throws -> DataLoadResponse {
+            try await loader.load(request, receiver: CountingReceiver(receiver: receiver, reports: reports))
+        }
+    }
+
+    struct CountingReceiver: DataLoadReceiver {
+        let receiver: any DataLoadReceiver
+        let reports: Lock<Int>
+
+        func didReceive(response: DataLoadResponse) throws {
+            reports.withLock { $0 += 1 }
+            try receiver.didReceive(response: response)
+        }
+
+        func didReceive(_ chunk: Data) throws {
+            reports.withLock { $0 += 1 }
+            try receiver.didReceive(chunk)
+        }
+
+        func requestIsWaitingForConnection() { receiver.requestIsWaitingForConnection() }
+        func requestDidStart() { receiver.requestDidStart() }
+    }
+
+    /// The sections one uncached `manage` of `user`'s request takes, and the loader's reports.
+    func sectionsOfOneCall<User: ManagedObjectUser>(
+        _ user: User, server: LoopbackServer, loader: CountingLoader, isAnswered: @Sendable () -> Bool
+    ) async throws -> (sections: UInt64, reports: UInt64) {
+        let directory = TemporaryDirectory()
+        let manager = makeNetworkManager(fileCache: try FileCache(directory: directory.url)) {
+            $0.dataLoader = loader
+        }
+        let before = manager.lockSectionCount
+        manager.manage(user)
+        #expect(await waitUntil(isAnswered))
+        // The fetch's task ends after its last section.
+        #expect(await waitUntil { manager.runningFetchTaskCount == 0 })
+        let sections = manager.lockSectionCount - before
+        let reports = UInt64(loader.reports.withLock { $0 })
+        #expect(reports >= 2, "the response head and at least one chunk")
+        withExtendedLifetime(manager) {}
+        return (sections, reports)
+    }
+
+    @Test func anUncachedManageTakesTheCallTheReportsTheFetchsEndAndTheDecodesEnd() async throws {
+        let server = try LoopbackServer()
+        server.setRoute("/object", .ok(fixtureBody("object", count: 1_000)))
+        let user = RecordingUser(ObjectRequest(url: server.url("/object")), decoder: BlobDecoder())
+        let (sections, reports) = try await sectionsOfOneCall(user, server: server, loader: CountingLoader()) {
+            user.objects.count == 1
+        }
+        // The call, the fetch's end, the decode's end: a decoder without previews asks for none.
+        #expect(sections == 3 + reports, "\(sections) sections for \(reports) reports of the loader")
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func aUserWantingPreviewsAlsoTakesThePreviewsWantedAtTheFirstChunk() async throws {
+        let server = try LoopbackServer()
+        // No newline: the session takes the bytes and makes no preview (which would be a section).
+        server.setRoute("/text", .ok(Data(repeating: UInt8(ascii: "a"), count: 1_000)))
+        let decoder = LinePreviewDecoder()
+        let user = PreviewRecordingUser(server.url("/text"), decoder: decoder, wantsPreviews: true)
+        let (sections, reports) = try await sectionsOfOneCall(user, server: server, loader: CountingLoader()) {
+            user.events.contains(.ready(String(repeating: "a", count: 1_000)))
+        }
+        #expect(decoder.sessions.count == 1, "a preview session was made at the first chunk")
+        #expect(sections == 4 + reports, "\(sections) sections for \(reports) reports of the loader")
+        withExtendedLifetime(server) {}
+    }
+}
