@@ -14,10 +14,10 @@ import Testing
 
         let fetch = Task { await client.fetch(server.url("/gated")) }
         #expect(await waitUntil { gate.piecesSent == 1 })
-        #expect(server.bodyBytesSent == 1_000)
+        #expect(await waitUntil { server.bodyBytesSent == 1_000 })
         gate.release()
         #expect(await waitUntil { gate.piecesSent == 2 })
-        #expect(server.bodyBytesSent == 2_000)
+        #expect(await waitUntil { server.bodyBytesSent == 2_000 })
         gate.releaseAll()
         #expect(await fetch.value.body == body)
         #expect(gate.piecesSent == 3)
