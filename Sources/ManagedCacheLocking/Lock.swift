@@ -8,7 +8,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A value guarded by a lock: the package's one locking primitive.
+/// A value guarded by a lock: the package's locking primitive (`WaitableLock` adds waiting on a
+/// condition, for the few places that must block until a state changes).
 ///
 /// Which lock, and why:
 /// - **Apple platforms**: an `os_unfair_lock`. `Synchronization.Mutex` needs iOS 18, macOS 15,
@@ -34,8 +35,7 @@ import Darwin
 public final class Lock<Value>: @unchecked Sendable {
     // Safe to be Sendable: `value` is only read or written inside `withLock`, between the lock and
     // the unlock of `lock` (it is `@usableFromInline` only so that the inlinable `withLock` can reach
-    // it; nothing else in this module, which is this file, touches it), and the lock is never
-    // copied or moved: it lives in its own allocation for the object's lifetime (an
+    // it; nothing else in this module touches it), and the lock is never copied or moved: it lives in its own allocation for the object's lifetime (an
     // `os_unfair_lock` or a pthread mutex must keep its address; a stored property passed `inout`
     // would not).
     // `@exclusivity(unchecked)`: no runtime exclusivity check on `value`. The lock already makes

@@ -66,14 +66,19 @@ final class Attachment {
 /// gate every callback decided for that record passes through (see `Attachment.currency`).
 ///
 /// A delivery is bound to one attachment: it is made only if that attachment is still the
-/// record's current one, and the last check and the callback form one step. `deliver(ifCurrent:_:)`
-/// holds `gate` for the whole delivery (callbacks to one user run one at a time, in order) and
-/// `running` from its last check to the end of the callback, noting the delivering thread; a new
-/// attachment (`publish`) made meanwhile reports that a callback for the old one is running, and
-/// the `manage` or `unmanage` that made it waits for that callback (`awaitDeliveryInFlight`,
-/// after the manager's lock is released) before it returns. So once either has returned, no
-/// callback for the request it replaced can reach the user: a reused cell never hears its last
-/// row's answer after it was given a new row, and a user unmanaged hears nothing more.
+/// record's current one, and the last check and the callback form one step. One lock guards it
+/// all (`state`, a `WaitableLock`): a delivery waits there until no other callback of this user
+/// runs, checks its attachment and notes its thread as the delivering one, in one acquisition,
+/// and clears that note in a second once its callback returns. A new attachment (`publish`)
+/// made while a callback for the old one runs on another thread reports it, and the `manage` or
+/// `unmanage` that made it waits for that callback (`awaitDeliveryInFlight`, after the manager's
+/// lock is released) before it returns. So once either has returned, no callback for the
+/// request it replaced can reach the user: a reused cell never hears its last row's answer after
+/// it was given a new row, and a user unmanaged hears nothing more.
+///
+///     delivery:  wait until no callback runs elsewhere ─▶ current? ─ no ──▶ dropped
+///                                                           └ yes: note this thread ─▶ callback ─▶ clear the note
+///     publish:   new attachment; a callback noted on another thread? ─▶ its `manage` awaits that one
 ///
 /// A callback that manages or unmanages its own user runs on the delivering thread, which does
 /// not wait for itself. Callbacks to one user run one at a time.
@@ -85,6 +90,11 @@ final class AttachmentCurrency: Sendable {
         var finalDecided = false
         /// The thread inside `deliver(ifCurrent:_:)`'s callback, if any.
         var deliveringThread: pthread_t?
+        /// Counts the callbacks begun, so an awaiting `manage` waits for the one it saw running
+        /// and not for a later one (for its new attachment).
+        var deliveries: UInt64 = 0
+        /// The callback (by `deliveries`) running elsewhere when an attachment was last replaced.
+        var deliveryToAwait: UInt64 = 0
 
         /// Whether a callback runs on a thread other than the caller's.
         var isDeliveringElsewhere: Bool {
@@ -98,17 +108,10 @@ final class AttachmentCurrency: Sendable {
         }
     }
 
-    private let state: Lock<State>
-    /// Held from a delivery's check to the end of its callback. It guards no value; a `Bool`
-    /// rather than `()` because a zero-sized value shares its address with the lock's own
-    /// pointer, and ThreadSanitizer took the exclusive access to the one under the lock and the
-    /// unlocked read of the other (taking the lock) for a race.
-    private let gate = Lock(false)
-    /// Held from a delivery's last check to the end of its callback (a `Bool` for the same reason).
-    private let running = Lock(false)
+    private let state: WaitableLock<State>
 
     init(_ attachment: UInt64) {
-        state = Lock(State(attachment: attachment, deliveringThread: nil))
+        state = WaitableLock(State(attachment: attachment, deliveringThread: nil))
     }
 
     /// Sets the identifier (under the manager's lock). Returns whether a callback for the previous
@@ -119,7 +122,9 @@ final class AttachmentCurrency: Sendable {
         state.withLock { state in
             state.attachment = attachment
             state.finalDecided = false
-            return state.isDeliveringElsewhere
+            guard state.isDeliveringElsewhere else { return false }
+            state.deliveryToAwait = state.deliveries
+            return true
         }
     }
 
@@ -143,34 +148,33 @@ final class AttachmentCurrency: Sendable {
     /// comment). `beforeFinal`: a progress report or preview, made only while the attachment's
     /// final callback has not been decided, so none follows it.
     func deliver(ifCurrent attachment: UInt64, beforeFinal: Bool = false, _ callback: () -> Void) {
-        func isWanted(_ state: State) -> Bool {
-            state.attachment == attachment && !(beforeFinal && state.finalDecided)
-        }
-        if state.withLock({ $0.isDeliveringHere }) {
-            // A callback of this user made this delivery (it managed another user, say): the gate
-            // is this thread's already.
-            if state.withLock({ isWanted($0) }) { callback() }
+        enum Step { case drop, call, callNested }
+        let step = state.withLock(
+            waitingUntil: { !$0.isDeliveringElsewhere },
+            then: { state -> Step in
+                guard state.attachment == attachment, !(beforeFinal && state.finalDecided) else { return .drop }
+                // A callback of this user made this delivery (it managed another user, say): the
+                // user's turn is this thread's already.
+                if state.isDeliveringHere { return .callNested }
+                state.deliveringThread = pthread_self()
+                state.deliveries &+= 1
+                return .call
+            })
+        switch step {
+        case .drop:
             return
-        }
-        gate.withLock { _ in
-            running.withLock { _ in
-                let wanted = state.withLock { state -> Bool in
-                    guard isWanted(state) else { return false }
-                    state.deliveringThread = pthread_self()
-                    return true
-                }
-                guard wanted else { return }
-                defer { state.withLock { $0.deliveringThread = nil } }
-                callback()
-            }
+        case .callNested:
+            callback()
+        case .call:
+            defer { state.withLock { $0.deliveringThread = nil } }
+            callback()
         }
     }
 
-    /// Returns once no callback of this user runs on another thread (at once when none does, or
-    /// when the one running is on this thread).
+    /// Returns once the callback that ran on another thread when the attachment was last replaced
+    /// has returned (at once when none did, or when the one running is on this thread).
     func awaitDeliveryInFlight() {
-        guard isDeliveringElsewhere else { return }
-        running.withLock { _ in }
+        state.withLock(waitingUntil: { !$0.isDeliveringElsewhere || $0.deliveries != $0.deliveryToAwait }, then: { _ in })
     }
 }
 

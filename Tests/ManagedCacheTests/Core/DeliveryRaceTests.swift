@@ -227,4 +227,80 @@ extension RecordingUser {
         // The wait ended only after the callback had returned.
         #expect(returned.withLock { $0 })
     }
+
+    @Test func theCallThatRetiresACallbackDoesNotWaitForALaterOneOfTheNewAttachment() async {
+        let currency = AttachmentCurrency(1)
+        let (firstIn, firstMayReturn) = (Lock(false), Lock(false))
+        let (secondIn, secondMayReturn) = (Lock(false), Lock(false))
+        Thread.detachNewThread {
+            currency.deliver(ifCurrent: 1) {
+                firstIn.withLock { $0 = true }
+                _ = waitUntilBlocking { firstMayReturn.withLock { $0 } }
+            }
+        }
+        #expect(await waitUntil { firstIn.withLock { $0 } })
+        #expect(currency.publish(2) == true)
+        firstMayReturn.withLock { $0 = true }
+        // The new attachment's first callback begins once the old one has returned, and stays.
+        Thread.detachNewThread {
+            currency.deliver(ifCurrent: 2) {
+                secondIn.withLock { $0 = true }
+                _ = waitUntilBlocking { secondMayReturn.withLock { $0 } }
+            }
+        }
+        #expect(await waitUntil { secondIn.withLock { $0 } })
+        let awaited = Lock(false)
+        Thread.detachNewThread {
+            currency.awaitDeliveryInFlight()
+            awaited.withLock { $0 = true }
+        }
+        // It returns while the later callback still runs: that one is not the one it replaced.
+        #expect(await waitUntil { awaited.withLock { $0 } })
+        #expect(secondMayReturn.withLock { $0 } == false)
+        secondMayReturn.withLock { $0 = true }
+    }
+
+    @Test func callbacksToOneUserFromManyThreadsRunOneAtATimeAndAllArrive() async {
+        let currency = AttachmentCurrency(1)
+        let counts = Lock((inside: 0, most: 0, made: 0))
+        let (threads, each) = (4, 250)
+        let finished = Lock(0)
+        for _ in 0..<threads {
+            Thread.detachNewThread {
+                for _ in 0..<each {
+                    currency.deliver(ifCurrent: 1) {
+                        counts.withLock { counts in
+                            counts.inside += 1
+                            counts.most = max(counts.most, counts.inside)
+                        }
+                        counts.withLock { counts in
+                            counts.inside -= 1
+                            counts.made += 1
+                        }
+                    }
+                }
+                finished.withLock { $0 += 1 }
+            }
+        }
+        #expect(await waitUntil { finished.withLock { $0 } == threads })
+        #expect(counts.withLock { $0.made } == threads * each)
+        #expect(counts.withLock { $0.most } == 1)
+    }
+
+    @Test func aCallbackThatDeliversToItsOwnUserAgainIsNotHeldBehindItself() async {
+        let currency = AttachmentCurrency(1)
+        let made = Lock<[String]>([])
+        Thread.detachNewThread {
+            currency.deliver(ifCurrent: 1) {
+                made.withLock { $0.append("outer") }
+                currency.deliver(ifCurrent: 1) { made.withLock { $0.append("nested") } }
+                // Retiring its own attachment from inside its callback does not wait for itself.
+                let elsewhere = currency.publish(2)
+                currency.awaitDeliveryInFlight()
+                made.withLock { $0.append(elsewhere ? "reported as elsewhere" : "after") }
+            }
+        }
+        #expect(await waitUntil { made.withLock { $0.count } == 3 })
+        #expect(made.withLock { $0 } == ["outer", "nested", "after"])
+    }
 }

@@ -146,7 +146,11 @@ import Darwin
         try withTemporaryDirectory { root in
             let cache = try open(kind, root)
             let child = try startStoppedChild(kind, root, where: "inside", sharing: cache)
-            defer { _ = child.kill() }
+            defer {
+                _ = child.kill()
+                // The go-ahead file lies beside the directory, which its removal leaves behind.
+                try? FileManager.default.removeItem(atPath: root.path + ".go")
+            }
             if let held = locks(heldBy: child.processIdentifier) {
                 #expect(held.count == 1 && held[0].contains("FLOCK"), "the stopped child holds \(held)")
             }

@@ -28,9 +28,24 @@ import Testing
         let log = Log()
         // Added latest-first: the second and third each come before what the timer is armed for.
         let delays = [("late", 0.3), ("early", 0.1), ("middle", 0.2)]
-        for (name, delay) in delays { timer.run(after: delay) { log.record(name) } }
+        // Each action's deadline lies between the clock read before its `run` and the one after:
+        // a thread preempted between two calls can make a later call's deadline the later one
+        // whatever its delay, so the order checked is that of the deadlines actually taken.
+        var deadlines: [String: (earliest: UInt64, latest: UInt64)] = [:]
+        for (name, delay) in delays {
+            let before = DispatchTime.now().uptimeNanoseconds
+            timer.run(after: delay) { log.record(name) }
+            let after = DispatchTime.now().uptimeNanoseconds
+            let nanoseconds = UInt64(delay * 1e9)
+            deadlines[name] = (before + nanoseconds, after + nanoseconds)
+        }
         #expect(await waitUntil { log.names.count == 3 })
-        #expect(log.names == ["early", "middle", "late"])
+        let ran = log.names
+        #expect(Set(ran) == ["early", "middle", "late"])
+        for (first, second) in [("early", "middle"), ("middle", "late"), ("early", "late")] {
+            guard let one = deadlines[first], let other = deadlines[second], one.latest < other.earliest else { continue }
+            #expect(ran.firstIndex(of: first)! < ran.firstIndex(of: second)!, "\(first) is due before \(second)")
+        }
         for (name, delay) in delays {
             // Never early; how late depends on the machine and is not checked.
             #expect((log.elapsed(name) ?? 0) >= delay, "\(name) ran after \(log.elapsed(name) ?? 0) s")
