@@ -15,6 +15,8 @@ struct FetchPlan: Sendable {
     let writeGate: WriteGate
     /// The previews of its bytes (`FetchRecord.previews`).
     let previews: PreviewFeed
+    /// Who it tells of progress and previews, and decodes for (`FetchRecord.audience`).
+    let audience: FetchAudience
     /// Its downloads wait for the load rate limit's tokens (a load the loading buffer can push out).
     let paced: Bool
     /// It is for users (not a data-only prefetch): a stale entry may be served at once.
@@ -43,14 +45,18 @@ final class FetchRunner: Sendable {
 
     private var manager: ObjectManager? { owner.withLock { $0.manager } }
 
-    /// The fetch's task: the download, then the decodes its end calls for (each handler of the
-    /// data key that still waits), each delivered before its variant is stored.
+    /// The fetch's task: the download; its end, with the decodes for the handlers of the data key
+    /// (delivered in the section that ends the fetch); the decodes that end leaves (each delivered
+    /// in its own); then the variants of what the end delivered.
     func run(_ plan: FetchPlan) async {
         guard let operation = manager?.makeFetchOperation(plan) else { return }
         let result = await operation.run()
-        guard let jobs = manager?.completeFetch(dataKey: plan.dataKey, fetch: plan.fetch, result: result) else { return }
-        for job in jobs {
+        guard let end = manager?.finishFetch(plan, result: result) else { return }
+        for job in end.decodes {
             manager?.decodeFetched(job)
+        }
+        for (job, object, policy) in end.variants {
+            manager?.fileCacheReader.storeVariantIfNeeded(job, object: object, policy: policy)
         }
     }
 }

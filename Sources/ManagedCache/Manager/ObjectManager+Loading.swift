@@ -32,10 +32,10 @@ extension ObjectManager {
     // MARK: - Fetch callbacks (from the fetch's task)
 
     private func makeFetchCallbacks(_ plan: FetchPlan) -> FetchCallbacks {
-        let (dataKey, identifier, previews) = (plan.dataKey, plan.fetch, plan.previews)
+        let (dataKey, identifier, previews, audience) = (plan.dataKey, plan.fetch, plan.previews, plan.audience)
         return FetchCallbacks(
             progress: { [weak self] progress, newBytes in
-                self?.fetchProgressed(dataKey: dataKey, fetch: identifier, progress: progress, newBytes: newBytes)
+                self?.fetchProgressed(dataKey: dataKey, fetch: identifier, audience: audience, progress: progress, newBytes: newBytes)
             },
             requestSent: { [weak self] conditional in
                 self?.transferCounters.withLock { counters in
@@ -47,21 +47,46 @@ extension ObjectManager {
                 self?.report(event)
             },
             bytes: { [weak self] chunk, offset in
-                self?.previewBytesArrived(chunk, offset: offset, feed: previews, dataKey: dataKey, fetch: identifier)
+                self?.previewBytesArrived(chunk, offset: offset, feed: previews, audience: audience)
             })
     }
 
-    private func fetchProgressed(dataKey: String, fetch identifier: UInt64, progress: LoadProgress, newBytes: Int) {
+    /// Tells the fetch's users of `progress` from its audience, without the manager's lock; asks
+    /// the manager only when a user of a load that may be cancelled without users was released.
+    private func fetchProgressed(
+        dataKey: String, fetch identifier: UInt64, audience: FetchAudience, progress: LoadProgress, newBytes: Int
+    ) {
         transferCounters.withLock { $0.bytesDownloaded += newBytes }
-        performer.perform(decide(.fetchProgressed(dataKey: dataKey, fetch: identifier, progress)).work)
+        let (deliveries, usersReleased) = audience.progressed(progress)
+        if !deliveries.isEmpty {
+            var work = PendingWork()
+            work.deliveries = deliveries
+            performer.perform(work)
+        }
+        if usersReleased { performer.perform(decide(.fetchUsersReleased(dataKey: dataKey, fetch: identifier)).work) }
     }
 
-    /// Records the end of a fetch and returns the decodes it enables, to run on the fetch's task.
-    func completeFetch(dataKey: String, fetch identifier: UInt64, result: Result<FetchedData, ManagedCacheError>) -> [DecodeJob] {
+    /// Ends a fetch, on its task: decodes its bytes for each handler subscribed to it, then
+    /// records the end and the objects in one section, and delivers them. Returns what is left
+    /// to do on the task: decodes for handlers that joined meanwhile (or whose bytes it could
+    /// not decode before: a file-cache entry that vanished), and the variants to store.
+    func finishFetch(_ plan: FetchPlan, result: Result<FetchedData, ManagedCacheError>) -> LoadCore.FetchEnd {
+        var decoded: [ObjectKey: Result<any Sendable, ManagedCacheError>] = [:]
+        // Bytes every subscriber decodes: not a `304` (a stale object may be confirmed instead),
+        // nor a stale copy shown after a failure (the object in memory may be shown instead).
+        if case .success(let fetched) = result, fetched.hasBytes, !fetched.notModified, fetched.staleAfterFailure == nil {
+            for (key, decoder) in plan.audience.subscribers {
+                let data = fetched.loadedData(prefersFileURL: decoder.prefersFileURL)
+                let outcome = decoder.decode(data)
+                // An entry removed by another instance since the read: the decode job's path loads again.
+                if case .failure = outcome, fetched.origin == .fileCache, data.fileCacheEntryVanished { continue }
+                decoded[key] = outcome
+            }
+        }
         let now = Date()  // for stale-if-error, read before the lock
-        let decision = decide(.fetchFinished(dataKey: dataKey, fetch: identifier, result, now: now))
+        let decision = decide(.fetchFinished(dataKey: plan.dataKey, fetch: plan.fetch, result, decoded: decoded, now: now))
         performer.perform(decision.work)
-        return decision.decodes
+        return decision.fetchEnd
     }
 
 }

@@ -31,7 +31,6 @@ final class PreviewFeed: Sendable {
 
     private struct State {
         var phase = Phase.waiting
-        var hasPreviewingSubscriber = false
         var entries: [ObjectKey: Entry] = [:]
         var nextOffset = 0
     }
@@ -43,16 +42,6 @@ final class PreviewFeed: Sendable {
     init(interval: Double) {
         self.interval = interval
     }
-
-    /// Records that a handler whose decoder makes previews joined the fetch (under the manager's
-    /// lock, by `FetchRecord.subscribe`).
-    func previewingSubscriberJoined() {
-        state.withLock { $0.hasPreviewingSubscriber = true }
-    }
-
-    /// Whether a handler whose decoder makes previews has joined the fetch: without one, the
-    /// first chunk asks the manager for no previews, and saves that section of its lock.
-    var hasPreviewingSubscriber: Bool { state.withLock { $0.hasPreviewingSubscriber } }
 
     /// (Re)starts with `sessions`, for the bytes from offset 0; none turns previews off.
     func start(_ sessions: [(key: ObjectKey, session: AnyPreviewSession)]) {
