@@ -94,6 +94,7 @@ final class FetchAudience: Sendable {
         var subscribers: [ObjectKey: AnyObjectDecoder] = [:]
         var listeners: [Listener] = []
         var progress = LoadProgress(receivedBytes: 0, expectedBytes: nil)
+        var isDecoding = false
     }
 
     private let state = Lock(State())
@@ -131,6 +132,20 @@ final class FetchAudience: Sendable {
     var subscribers: [(key: ObjectKey, decoder: AnyObjectDecoder)] {
         state.withLock { $0.subscribers.map { ($0.key, $0.value) } }
     }
+
+    /// The download is over and its task decodes the bytes for the handlers subscribed now
+    /// (returned): from now on `isDecoding`.
+    func decodingStarts() -> [(key: ObjectKey, decoder: AnyObjectDecoder)] {
+        state.withLock { state in
+            state.isDecoding = true
+            return state.subscribers.map { ($0.key, $0.value) }
+        }
+    }
+
+    /// Whether the fetch's task decodes its bytes, before the section that ends the fetch: its
+    /// loads are as good as done, and the loading buffer lets them go rather than cancel them
+    /// (`LoadCore._handleBufferOverflow`, `_cancelIfAbandoned`), as it does once the fetch ended.
+    var isDecoding: Bool { state.withLock { $0.isDecoding } }
 
     /// Records `progress` and returns the deliveries that tell the listening users, and whether
     /// a user whose load may be cancelled without users has been released (then the manager is

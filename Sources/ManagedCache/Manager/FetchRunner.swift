@@ -222,7 +222,7 @@ extension ObjectManager {
         // Bytes every subscriber decodes: not a `304` (a stale object may be confirmed instead),
         // nor a stale copy shown after a failure (the object in memory may be shown instead).
         if case .success(let fetched) = result, fetched.hasBytes, !fetched.notModified, fetched.staleAfterFailure == nil {
-            for (key, decoder) in plan.audience.subscribers {
+            for (key, decoder) in plan.audience.decodingStarts() {
                 let data = fetched.loadedData(prefersFileURL: decoder.prefersFileURL)
                 let outcome = decoder.decode(data)
                 // An entry removed by another instance since the read: the decode job's path loads again.

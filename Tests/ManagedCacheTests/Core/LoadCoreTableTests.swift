@@ -19,6 +19,7 @@ import Testing
 /// | … failed; another user manages A | failed | `failed(recentlyFailed)` to it; no fetch |
 /// | manage A; fetch; decode fails | failed | `failed(decodingFailed)`; the bytes purged from the file cache |
 /// | manage A, B, C (buffer of 2) | new | `cancelled(loadingBufferOverflow)` to A's user; A's fetch cancelled |
+/// | manage A, B; A's task decodes its bytes; manage C (buffer of 2) | loading | nothing: A leaves the buffer, its decode delivers it |
 /// | manage A; its user unmanaged (default policy) | loading | nothing (the load finishes for the caches) |
 /// | manage A; its user unmanaged (`finishLoadingWithoutUsers` off) | new | A's fetch cancelled; nothing delivered |
 /// | manage A; a fetch of A that was replaced ends | loading | nothing |
@@ -387,5 +388,22 @@ import Testing
         #expect(bench.phase("a") == .ready)
         #expect(bench.core.memoryCache.contains(bench.key("a")))
         #expect(bench.state.statistics.decodes == 1)
+    }
+
+    @Test func aLoadWhoseBytesAreBeingDecodedLeavesAFullBufferWithoutBeingCancelled() {
+        var bench = Bench(loadingBufferSize: 2)
+        let users = ["a", "b", "c"].map(Self.user)
+        _ = bench.manage(users[0])
+        _ = bench.manage(users[1])
+        // A's download is over: its task decodes the bytes, before the section that ends the fetch.
+        #expect(bench.state.fetches[bench.key("a").dataKey]!.audience.decodingStarts().map(\.key) == [bench.key("a")])
+        let work = bench.manage(users[2])
+        #expect(work.deliveries.isEmpty)
+        #expect(Self.cancelledFetches(work) == 0)
+        #expect(bench.phase("a") == .loading)
+        #expect(bench.state.loadingBuffer.keys == [bench.key("b"), bench.key("c")])
+        let (end, jobs) = bench.fetchEnds("a", .success(Self.bytes()), decoded: [bench.key("a"): .success(Data("payload".utf8))])
+        #expect(jobs.isEmpty)
+        #expect(Self.delivered(end) == ["ready(network)"])
     }
 }

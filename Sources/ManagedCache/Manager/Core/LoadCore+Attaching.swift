@@ -312,11 +312,12 @@ extension LoadCore {
         work.append(_cancelIfAbandoned(key, in: &state))
     }
 
-    /// Cancels the load of `key` if it has no live users, no prefetch wants it, and its policy
-    /// does not finish such loads.
+    /// Cancels the load of `key` if it has no live users, no prefetch wants it, its policy does
+    /// not finish such loads, and its bytes are not being decoded already.
     func _cancelIfAbandoned(_ key: ObjectKey, in state: inout ManagerState) -> PendingWork {
         guard let handler = state.handlers[key], case .loading = handler.phase,
-            !handler.policy.finishLoadingWithoutUsers, !handler.heldByPrefetch, !handler.hasLiveUsers
+            !handler.policy.finishLoadingWithoutUsers, !handler.heldByPrefetch, !handler.hasLiveUsers,
+            !_bytesAreDecoding(for: handler, in: state)
         else { return PendingWork() }
         return _cancelHandler(key, reason: .noUsers, in: &state)
     }

@@ -130,10 +130,20 @@ extension LoadCore {
         var work = PendingWork()
         for key in pushedOut {
             guard let handler = state.handlers[key], case .loading = handler.phase else { continue }
-            if handler.hasLiveUnevictableUsers || handler.heldByPrefetch { continue }
+            if handler.hasLiveUnevictableUsers || handler.heldByPrefetch || _bytesAreDecoding(for: handler, in: state) { continue }
             work.append(_cancelHandler(key, reason: .loadingBufferOverflow, in: &state))
         }
         return work
+    }
+
+    /// Whether `handler` loads from a fetch whose bytes are here and being decoded on its task
+    /// (`FetchAudience.isDecoding`): cancelling it would throw those bytes away a moment before
+    /// the section that delivers them; it leaves the loading buffer instead, as at a fetch's end.
+    func _bytesAreDecoding(for handler: ObjectHandler, in state: ManagerState) -> Bool {
+        guard case .loading(let identifier) = handler.phase, let fetch = state.fetches[handler.key.dataKey],
+            fetch.identifier == identifier
+        else { return false }
+        return fetch.audience.isDecoding
     }
 
     /// Stops the handler of `key`: back to `.new`, out of the buffer and its fetch (which is
