@@ -74,6 +74,20 @@ import Testing
         withExtendedLifetime(server) {}
     }
 
+    @Test func aBodyInManyChunksTakesNoMoreSections() async throws {
+        let server = try LoopbackServer()
+        // Four pieces, 20 ms apart: the loader reports each as it comes (how many reports it makes
+        // is the transfer's business; the count of sections does not depend on it).
+        server.setRoute("/object", LoopbackResponse.ok(fixtureBody("object", count: 1_000)).behaving(.drip(chunkSize: 250, interval: 0.02)))
+        let user = RecordingUser(ObjectRequest(url: server.url("/object")), decoder: BlobDecoder())
+        let (sections, reports) = try await sectionsOfOneCall(user, server: server, loader: CountingLoader()) {
+            user.objects.count == 1
+        }
+        #expect(sections == 2, "\(sections) sections for \(reports) reports of the loader")
+        #expect(user.progress.last?.receivedBytes == 1_000)
+        withExtendedLifetime(server) {}
+    }
+
     @Test func aUserWantingPreviewsTakesNoMoreSections() async throws {
         let server = try LoopbackServer()
         // No newline: the session takes the bytes and makes no preview.
