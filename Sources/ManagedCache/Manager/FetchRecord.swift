@@ -128,11 +128,6 @@ final class FetchAudience: Sendable {
     /// The bytes received so far.
     var progress: LoadProgress { state.withLock { $0.progress } }
 
-    /// The handlers subscribed now, with their decoders.
-    var subscribers: [(key: ObjectKey, decoder: AnyObjectDecoder)] {
-        state.withLock { $0.subscribers.map { ($0.key, $0.value) } }
-    }
-
     /// The download is over and its task decodes the bytes for the handlers subscribed now
     /// (returned): from now on `isDecoding`.
     func decodingStarts() -> [(key: ObjectKey, decoder: AnyObjectDecoder)] {

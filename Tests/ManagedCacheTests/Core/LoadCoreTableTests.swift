@@ -380,7 +380,7 @@ import Testing
         var bench = Bench()
         let user = Self.user("a")
         _ = bench.manage(user)
-        let subscribers = bench.state.fetches[bench.key("a").dataKey]!.audience.subscribers
+        let subscribers = bench.state.fetches[bench.key("a").dataKey]!.audience.decodingStarts()
         #expect(subscribers.map(\.key) == [bench.key("a")], "the task knows whom it decodes for")
         let (work, jobs) = bench.fetchEnds("a", .success(Self.bytes()), decoded: [bench.key("a"): .success(Data("payload".utf8))])
         #expect(jobs.isEmpty)
