@@ -144,22 +144,24 @@ final class FetchAudience: Sendable {
 
     /// Records `progress` and returns the deliveries that tell the listening users, and whether
     /// a user whose load may be cancelled without users has been released (then the manager is
-    /// asked, once for that user). Listeners no longer current are taken out.
+    /// asked, once for that user). Listeners no longer current are taken out (by attachment: one
+    /// that listens again meanwhile, re-managed for the same key, stays).
     func progressed(_ progress: LoadProgress) -> (deliveries: [PendingDelivery], usersReleased: Bool) {
         let listeners = state.withLock { state -> [Listener] in
             state.progress = progress
             return state.listeners
         }
         var deliveries: [PendingDelivery] = []
-        var gone: [AttachmentCurrency] = []
+        var gone: [(currency: AttachmentCurrency?, attachment: UInt64)] = []
         var usersReleased = false
         for var listener in listeners {
-            guard let currency = listener.delivery.currency, currency.isCurrent(listener.delivery.attachment) else {
-                listener.delivery.currency.map { gone.append($0) }
+            let (currency, attachment) = (listener.delivery.currency, listener.delivery.attachment)
+            guard currency?.isCurrent(attachment) == true else {
+                gone.append((currency, attachment))
                 continue
             }
             guard listener.delivery.user.isAlive else {
-                gone.append(currency)
+                gone.append((currency, attachment))
                 usersReleased = usersReleased || listener.cancelsWhenAbandoned
                 continue
             }
@@ -168,7 +170,9 @@ final class FetchAudience: Sendable {
         }
         if !gone.isEmpty {
             state.withLock { state in
-                state.listeners.removeAll { listener in gone.contains { $0 === listener.delivery.currency } }
+                state.listeners.removeAll { listener in
+                    gone.contains { $0.currency === listener.delivery.currency && $0.attachment == listener.delivery.attachment }
+                }
             }
         }
         return (deliveries, usersReleased)

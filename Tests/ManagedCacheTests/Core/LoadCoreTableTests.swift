@@ -355,6 +355,13 @@ import Testing
         _ = bench.unmanage(second)
         let later = audience.progressed(LoadProgress(receivedBytes: 20, expectedBytes: 100))
         #expect(later.deliveries.map(\.user.userID) == [ObjectIdentifier(first)])
+        // Managed again for the same key: one listener, for its new attachment.
+        let before = later.deliveries.first?.attachment
+        _ = bench.manage(first)
+        let again = audience.progressed(LoadProgress(receivedBytes: 30, expectedBytes: 100))
+        #expect(again.deliveries.count == 1)
+        #expect(again.deliveries.first?.attachment != before)
+        #expect(again.deliveries.first.map { $0.currency?.isCurrent($0.attachment) == true } == true)
     }
 
     @Test func aReportFindingItsOnlyUserReleasedAsksTheManagerWhichCancelsTheLoad() {
