@@ -58,5 +58,9 @@ for stop in sorted(stops):
                                   capture_output=True, text=True).stdout.splitlines()
             for line in text:
                 print(f"    {file}: {line[:140]}")
+# The engine: every stop but the three implementations. Counted one by one: every file that ran,
+# the decoder's included.
+engine = len([stop for stop in stops if stop not in implementations and stop != "the decoder (ObjectDecoding)"])
 print(f"{len(stops)} stops ({len(ran)} files of Sources/ManagedCache ran code for the call)")
+print(f"{engine} engine files; {len(ran) + 1} files counted one by one (with the decoder's)")
 PY

@@ -174,10 +174,10 @@ final class FileCacheReader: Sendable {
     }
 
     /// After decoding original bytes, stores the decoder's variant in the file cache (and drops the
-    /// original if the decoder does not keep it).
-    func storeVariantIfNeeded(_ job: DecodeJob, object: any Sendable) {
+    /// original if the decoder does not keep it), under `policy` (when not given, the handler's).
+    func storeVariantIfNeeded(_ job: DecodeJob, object: any Sendable, policy: LoadPolicy? = nil) {
         guard job.decoder.storesVariant, !job.data.isStoredVariant, let fileCache else { return }
-        let policy = state.withLock { $0.handlers[job.key]?.policy } ?? configuration.policy
+        let policy = policy ?? state.withLock { $0.handlers[job.key]?.policy } ?? configuration.policy
         guard policy.cacheInFile, job.writeGate?.isClosed != true, let bytes = job.decoder.encodedVariant(of: object) else { return }
         // Through the decode's gate: an object stored over this one meanwhile keeps its place.
         WriteGate.write(through: job.writeGate) {

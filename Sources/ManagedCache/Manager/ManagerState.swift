@@ -75,65 +75,6 @@ struct ManagerState {
     }
 }
 
-/// One download per data key, shared by every handler (decoder) of that key and by prefetches.
-///
-/// A class, changed in place in `ManagerState.fetches` under the manager's lock: as a struct,
-/// each change was a copy out of the table (retaining every field), a copy of the subscriber set
-/// (shared with the table's copy, so not uniquely referenced) and a store back, in sections as
-/// hot as starting a load and cancelling the one it pushes out of the loading buffer.
-/// Not `Sendable`: it lives in `ManagerState`.
-final class FetchRecord {
-    let identifier: UInt64
-    let dataKey: String
-    let request: ObjectRequest
-    let policy: LoadPolicy
-    var subscribers: Set<ObjectKey> = []
-    /// Data-only prefetches waiting for these bytes.
-    var prefetchHolds = 0
-    /// Whether the fetch counts against the prefetch concurrency limit.
-    var inPrefetchLane: Bool
-    /// Its task, created once the lock that created the fetch is released.
-    let task: FetchTaskSlot
-    var progress = LoadProgress(receivedBytes: 0, expectedBytes: nil)
-    /// The fetch's priority, which its loader reads (see `LoadCore._refreshPriority`).
-    let priority: LoadPriorityCell
-    /// The priority of the data-only prefetches in `prefetchHolds`.
-    var prefetchPriority = LoadPriority.veryLow
-    /// Guards the download's commit to the file cache: an object stored over the data key closes
-    /// it.
-    let writeGate = WriteGate()
-    /// The preview sessions of its bytes, and whether a subscriber's decoder makes previews.
-    let previews: PreviewFeed
-    /// Whether `previews` has been told of a subscriber making previews (so it is told once).
-    private var toldOfPreviewingSubscriber = false
-
-    init(
-        identifier: UInt64, dataKey: String, request: ObjectRequest, policy: LoadPolicy, inPrefetchLane: Bool,
-        task: FetchTaskSlot, priority: LoadPriorityCell, previews: PreviewFeed
-    ) {
-        self.identifier = identifier
-        self.dataKey = dataKey
-        self.request = request
-        self.policy = policy
-        self.inPrefetchLane = inPrefetchLane
-        self.task = task
-        self.priority = priority
-        self.previews = previews
-    }
-
-    /// Adds the handler of `key` to the fetch's subscribers; `makesPreviews`: its decoder makes
-    /// previews, which the fetch's first chunk then asks the manager for.
-    func subscribe(_ key: ObjectKey, makesPreviews: Bool) {
-        subscribers.insert(key)
-        if makesPreviews, !toldOfPreviewingSubscriber {
-            toldOfPreviewingSubscriber = true
-            previews.previewingSubscriberJoined()
-        }
-    }
-
-    var isWanted: Bool { !subscribers.isEmpty || prefetchHolds > 0 }
-}
-
 /// Work decided under the lock and done after releasing it.
 struct PendingWork {
     var deliveries: [PendingDelivery] = []

@@ -23,7 +23,7 @@ struct PendingDelivery: Sendable {
     /// Where the attachment of the user's record is published (`nil` with `attachment` 0: a
     /// delivery made whatever happens meanwhile).
     let currency: AttachmentCurrency?
-    let event: UserEvent
+    var event: UserEvent
     /// For progress and previews: the fetch it reports on. It is dropped once the user's final
     /// callback has been decided (`AttachmentCurrency`), so no progress follows that callback.
     var fetch: UInt64?

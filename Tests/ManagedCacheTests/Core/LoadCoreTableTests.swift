@@ -13,11 +13,13 @@ import Testing
 /// | manage A; another user manages A | loading | nothing to start (joins the load) |
 /// | manage A; fetch of A brings bytes | loaded | one decode to run |
 /// | manage A; fetch; decode succeeds | ready | `ready(network)` to A's user; A in the memory cache |
+/// | manage A; fetch of A brings bytes its task decoded | ready | `ready(network)` to A's user in the same section; no decode to run |
 /// | … ready; another user manages A | ready | `ready(sharedObject)` to it; no fetch |
 /// | manage A; fetch fails (HTTP 404) | failed | `failed(httpStatus)` to A's user; a `loadFailed` event |
 /// | … failed; another user manages A | failed | `failed(recentlyFailed)` to it; no fetch |
 /// | manage A; fetch; decode fails | failed | `failed(decodingFailed)`; the bytes purged from the file cache |
 /// | manage A, B, C (buffer of 2) | new | `cancelled(loadingBufferOverflow)` to A's user; A's fetch cancelled |
+/// | manage A, B; A's task decodes its bytes; manage C (buffer of 2) | loading | nothing: A leaves the buffer, its decode delivers it |
 /// | manage A; its user unmanaged (default policy) | loading | nothing (the load finishes for the caches) |
 /// | manage A; its user unmanaged (`finishLoadingWithoutUsers` off) | new | A's fetch cancelled; nothing delivered |
 /// | manage A; a fetch of A that was replaced ends | loading | nothing |
@@ -25,8 +27,10 @@ import Testing
 /// | manage A; the app stores an object for A | ready | `ready(stored)` to A's user; A's fetch cancelled |
 /// | manage A; `cancelAll` | new | `cancelled(managerShutDown)` to A's user; A's fetch cancelled |
 /// | manage A; fetch; decode; user released; memory emptied | none | the handler dropped, to free after the lock |
-/// | manage A (decoder makes no previews); A's first bytes | loading | no preview session |
-/// | manage A (user wants previews); a preview of A's fetch; one of a replaced fetch | loading | `preview` to A's user; then nothing |
+/// | manage A (decoder makes no previews); A's first bytes | loading | no preview session (A's fetch's audience) |
+/// | manage A (one user wants previews, one joins not wanting them); a preview of A | loading | `preview` to the first (A's fetch's audience) |
+/// | manage A; another user joins; a progress report | loading | `progress` to both (A's fetch's audience), no manager section asked for |
+/// | manage A (`finishLoadingWithoutUsers` off); user released; a progress report; `fetchUsersReleased` | new | the report asks the manager; A's fetch cancelled |
 @Suite struct LoadCoreTableTests {
     /// What a handler is doing, by name.
     enum Phase: String { case none, new, loading, loaded, ready, failed }
@@ -82,16 +86,18 @@ import Testing
             core.decide(.unmanage(ObjectIdentifier(user)), at: Self.now, in: &state).work
         }
 
-        /// The fetch of `name` ends with `result`; `identifier` defaults to the current fetch's.
+        /// The fetch of `name` ends with `result`, with the objects its task decoded before the
+        /// lock (`decoded`); `identifier` defaults to the current fetch's.
         mutating func fetchEnds(
-            _ name: String, _ result: Result<FetchedData, ManagedCacheError>, identifier: UInt64? = nil
+            _ name: String, _ result: Result<FetchedData, ManagedCacheError>, identifier: UInt64? = nil,
+            decoded: [ObjectKey: Result<any Sendable, ManagedCacheError>] = [:]
         ) -> (PendingWork, [DecodeJob]) {
             let dataKey = key(name).dataKey
             let fetch = identifier ?? state.fetches[dataKey]!.identifier
             let event = LoadCore.Event.fetchFinished(
-                dataKey: dataKey, fetch: fetch, result, now: Date(timeIntervalSince1970: 1_800_000_000))
+                dataKey: dataKey, fetch: fetch, result, decoded: decoded, now: Date(timeIntervalSince1970: 1_800_000_000))
             let decision = core.decide(event, at: Self.now, in: &state)
-            return (decision.work, decision.decodes)
+            return (decision.work, decision.fetchEnd.decodes)
         }
 
         mutating func decodeEnds(_ job: DecodeJob, _ outcome: Result<any Sendable, ManagedCacheError>) -> PendingWork {
@@ -113,8 +119,11 @@ import Testing
     }
 
     /// The events of `work`'s deliveries, by name.
-    static func delivered(_ work: PendingWork) -> [String] {
-        work.deliveries.map { delivery in
+    static func delivered(_ work: PendingWork) -> [String] { delivered(work.deliveries) }
+
+    /// The events of `deliveries`, by name.
+    static func delivered(_ deliveries: [PendingDelivery]) -> [String] {
+        deliveries.map { delivery in
             switch delivery.event {
             case .ready(_, let origin, _): return "ready(\(origin))"
             case .failed(.cancelled(let reason)): return "cancelled(\(reason))"
@@ -311,22 +320,97 @@ import Testing
         var bench = Bench()
         let user = Self.user("a")
         _ = bench.manage(user, wantsPreviews: true)
-        let fetch = bench.state.fetches[bench.key("a").dataKey]!.identifier
-        let decision = bench.core.decide(.previewsWanted(dataKey: bench.key("a").dataKey, fetch: fetch), at: Bench.now, in: &bench.state)
-        #expect(decision.previewDecoders.isEmpty)
+        let audience = bench.state.fetches[bench.key("a").dataKey]!.audience
+        #expect(audience.previewSubscribers().isEmpty)
         #expect(bench.phase("a") == .loading)
     }
 
-    @Test func aPreviewGoesToTheUsersOfItsFetchAndOneOfAReplacedFetchIsDropped() {
+    @Test func aPreviewGoesToTheListeningUsersThatWantPreviews() {
+        var bench = Bench()
+        let wanting = Self.user("a")
+        let other = Self.user("a")
+        _ = bench.manage(wanting, wantsPreviews: true)
+        _ = bench.manage(other)
+        let audience = bench.state.fetches[bench.key("a").dataKey]!.audience
+        let deliveries = audience.previewDeliveries("first scans", key: bench.key("a"))
+        #expect(Self.delivered(deliveries) == ["preview"])
+        #expect(deliveries.map(\.user.userID) == [ObjectIdentifier(wanting)])
+        #expect(audience.previewDeliveries("other key", key: Bench().key("b")).isEmpty)
+        #expect(bench.phase("a") == .loading)
+    }
+
+    @Test func aProgressReportGoesToEveryUserOfTheLoadWithoutTheManager() {
+        var bench = Bench()
+        let first = Self.user("a")
+        let second = Self.user("a")
+        _ = bench.manage(first)
+        _ = bench.manage(second)
+        let audience = bench.state.fetches[bench.key("a").dataKey]!.audience
+        let (deliveries, usersReleased) = audience.progressed(LoadProgress(receivedBytes: 10, expectedBytes: 100))
+        #expect(Set(deliveries.map(\.user.userID)) == [ObjectIdentifier(first), ObjectIdentifier(second)])
+        #expect(deliveries.allSatisfy { if case .progress(let progress) = $0.event { progress.receivedBytes == 10 } else { false } })
+        #expect(!usersReleased)
+        #expect(bench.state.fetches[bench.key("a").dataKey]!.progress.receivedBytes == 10)
+        // A user unmanaged is not current for this load any more: no report.
+        _ = bench.unmanage(second)
+        let later = audience.progressed(LoadProgress(receivedBytes: 20, expectedBytes: 100))
+        #expect(later.deliveries.map(\.user.userID) == [ObjectIdentifier(first)])
+        // Managed again for the same key: one listener, for its new attachment.
+        let before = later.deliveries.first?.attachment
+        _ = bench.manage(first)
+        let again = audience.progressed(LoadProgress(receivedBytes: 30, expectedBytes: 100))
+        #expect(again.deliveries.count == 1)
+        #expect(again.deliveries.first?.attachment != before)
+        #expect(again.deliveries.first.map { $0.currency?.isCurrent($0.attachment) == true } == true)
+    }
+
+    @Test func aReportFindingItsOnlyUserReleasedAsksTheManagerWhichCancelsTheLoad() {
+        var bench = Bench { $0.finishLoadingWithoutUsers = false }
+        var user: RecordingUser<DataDecoder>? = Self.user("a")
+        _ = bench.manage(user!)
+        let fetch = bench.state.fetches[bench.key("a").dataKey]!
+        user = nil  // released without `unmanage`: held weakly, nothing told the manager
+        let (deliveries, usersReleased) = fetch.audience.progressed(LoadProgress(receivedBytes: 10, expectedBytes: nil))
+        #expect(deliveries.isEmpty)
+        #expect(usersReleased)
+        let work = bench.core.decide(
+            .fetchUsersReleased(dataKey: fetch.dataKey, fetch: fetch.identifier), at: Bench.now, in: &bench.state
+        ).work
+        #expect(bench.phase("a") == .new)
+        #expect(Self.cancelledFetches(work) == 1)
+        #expect(work.deliveries.isEmpty)
+        // Told once: the listener is gone, the next report asks nothing.
+        #expect(!fetch.audience.progressed(LoadProgress(receivedBytes: 20, expectedBytes: nil)).usersReleased)
+    }
+
+    @Test func bytesTheFetchsTaskDecodedAreDeliveredInTheSectionThatEndsTheFetch() {
         var bench = Bench()
         let user = Self.user("a")
-        _ = bench.manage(user, wantsPreviews: true)
-        let fetch = bench.state.fetches[bench.key("a").dataKey]!.identifier
-        let current = bench.core.decide(.previewMade("first scans", key: bench.key("a"), fetch: fetch), at: Bench.now, in: &bench.state)
-        #expect(Self.delivered(current.work) == ["preview"])
-        let replaced = bench.core.decide(
-            .previewMade("old scans", key: bench.key("a"), fetch: fetch &+ 1), at: Bench.now, in: &bench.state)
-        #expect(Self.delivered(replaced.work).isEmpty)
+        _ = bench.manage(user)
+        let subscribers = bench.state.fetches[bench.key("a").dataKey]!.audience.decodingStarts()
+        #expect(subscribers.map(\.key) == [bench.key("a")], "the task knows whom it decodes for")
+        let (work, jobs) = bench.fetchEnds("a", .success(Self.bytes()), decoded: [bench.key("a"): .success(Data("payload".utf8))])
+        #expect(jobs.isEmpty)
+        #expect(Self.delivered(work) == ["ready(network)"])
+        #expect(bench.phase("a") == .ready)
+        #expect(bench.core.memoryCache.contains(bench.key("a")))
+        #expect(bench.state.statistics.decodes == 1)
+    }
+
+    @Test func aLoadWhoseBytesAreBeingDecodedLeavesAFullBufferWithoutBeingCancelled() {
+        var bench = Bench(loadingBufferSize: 2)
+        let users = ["a", "b", "c"].map(Self.user)
+        _ = bench.manage(users[0])
+        _ = bench.manage(users[1])
+        // A's download is over: its task decodes the bytes, before the section that ends the fetch.
+        #expect(bench.state.fetches[bench.key("a").dataKey]!.audience.decodingStarts().map(\.key) == [bench.key("a")])
+        let work = bench.manage(users[2])
+        #expect(work.deliveries.isEmpty)
+        #expect(Self.cancelledFetches(work) == 0)
         #expect(bench.phase("a") == .loading)
+        #expect(bench.state.loadingBuffer.keys == [bench.key("b"), bench.key("c")])
+        let (end, jobs) = bench.fetchEnds("a", .success(Self.bytes()), decoded: [bench.key("a"): .success(Data("payload".utf8))])
+        #expect(jobs.isEmpty)
+        #expect(Self.delivered(end) == ["ready(network)"])
     }
 }

@@ -7,9 +7,10 @@ import Testing
 @testable import ManagedCache
 
 /// How many times one uncached `manage` takes the manager's lock, against the loopback server
-/// through `URLSession`, with a `FileCache`: the call, one section per report of the loader (the
-/// response head, each chunk), the fetch's end and the decode's end; and the previews wanted at
-/// the first chunk, only when the user's decoder makes previews. A delivery's check takes none.
+/// through `URLSession`, with a `FileCache`: the call, and the fetch's end (which delivers the
+/// object its task decoded before it), however many reports the loader makes (the response head,
+/// each chunk: they reach the users from the fetch's audience) and whether the user's decoder
+/// makes previews. A delivery's check takes none.
 @Suite struct LockSectionTests {
     /// `URLSessionDataLoader`, counting what it reports: each report is one progress section.
     final class CountingLoader: DataLoading {
@@ -61,21 +62,35 @@ import Testing
         return (sections, reports)
     }
 
-    @Test func anUncachedManageTakesTheCallTheReportsTheFetchsEndAndTheDecodesEnd() async throws {
+    @Test func anUncachedManageTakesTheCallAndTheFetchsEnd() async throws {
         let server = try LoopbackServer()
         server.setRoute("/object", .ok(fixtureBody("object", count: 1_000)))
         let user = RecordingUser(ObjectRequest(url: server.url("/object")), decoder: BlobDecoder())
         let (sections, reports) = try await sectionsOfOneCall(user, server: server, loader: CountingLoader()) {
             user.objects.count == 1
         }
-        // The call, the fetch's end, the decode's end: a decoder without previews asks for none.
-        #expect(sections == 3 + reports, "\(sections) sections for \(reports) reports of the loader")
+        #expect(sections == 2, "\(sections) sections for \(reports) reports of the loader")
+        #expect(user.progress.last?.receivedBytes == 1_000, "the reports reached the user without the manager's lock")
         withExtendedLifetime(server) {}
     }
 
-    @Test func aUserWantingPreviewsAlsoTakesThePreviewsWantedAtTheFirstChunk() async throws {
+    @Test func aBodyInManyChunksTakesNoMoreSections() async throws {
         let server = try LoopbackServer()
-        // No newline: the session takes the bytes and makes no preview (which would be a section).
+        // Four pieces, 20 ms apart: the loader reports each as it comes (how many reports it makes
+        // is the transfer's business; the count of sections does not depend on it).
+        server.setRoute("/object", LoopbackResponse.ok(fixtureBody("object", count: 1_000)).behaving(.drip(chunkSize: 250, interval: 0.02)))
+        let user = RecordingUser(ObjectRequest(url: server.url("/object")), decoder: BlobDecoder())
+        let (sections, reports) = try await sectionsOfOneCall(user, server: server, loader: CountingLoader()) {
+            user.objects.count == 1
+        }
+        #expect(sections == 2, "\(sections) sections for \(reports) reports of the loader")
+        #expect(user.progress.last?.receivedBytes == 1_000)
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func aUserWantingPreviewsTakesNoMoreSections() async throws {
+        let server = try LoopbackServer()
+        // No newline: the session takes the bytes and makes no preview.
         server.setRoute("/text", .ok(Data(repeating: UInt8(ascii: "a"), count: 1_000)))
         let decoder = LinePreviewDecoder()
         let user = PreviewRecordingUser(server.url("/text"), decoder: decoder, wantsPreviews: true)
@@ -83,7 +98,7 @@ import Testing
             user.events.contains(.ready(String(repeating: "a", count: 1_000)))
         }
         #expect(decoder.sessions.count == 1, "a preview session was made at the first chunk")
-        #expect(sections == 4 + reports, "\(sections) sections for \(reports) reports of the loader")
+        #expect(sections == 2, "\(sections) sections for \(reports) reports of the loader")
         withExtendedLifetime(server) {}
     }
 }

@@ -25,7 +25,7 @@ extension LoadCore {
             state.statistics.sharedObjectHits += 1
             _shareReadyObject(object, handler: handler, answer: answer, policy: policy, work: &work)
         case .loading, .loaded:
-            _join(handler, policy: policy, work: &work, in: &state)
+            _join(handler, record: record, policy: policy, work: &work, in: &state)
         case .new, .failed:
             fileLookup = _startOrAnswerFromFailureMemory(
                 handler, call: call, answer: answer, policy: policy, knownFileMiss: knownFileMiss,
@@ -82,9 +82,15 @@ extension LoadCore {
     }
 
     /// A load is under way: the user joins it (one download, one decode).
-    private func _join(_ handler: ObjectHandler, policy: LoadPolicy, work: inout PendingWork, in state: inout ManagerState) {
+    private func _join(
+        _ handler: ObjectHandler, record: Attachment, policy: LoadPolicy, work: inout PendingWork, in state: inout ManagerState
+    ) {
         state.statistics.coalescedJoins += 1
-        guard policy.participatesInLoadingBuffer, case .loading(let fetchID) = handler.phase else { return }
+        guard case .loading(let fetchID) = handler.phase else { return }
+        if let fetch = state.fetches[handler.key.dataKey], fetch.identifier == fetchID {
+            _listen(CollectionOfOne(record), of: handler, to: fetch)
+        }
+        guard policy.participatesInLoadingBuffer else { return }
         _promoteFetchFromPrefetchLane(dataKey: handler.key.dataKey, fetch: fetchID, work: &work, in: &state)
         // Joining makes the load the newest in the buffer, even if it was already there: a row
         // that just scrolled in wants it now, and a load started long ago for a row that left (a
@@ -149,7 +155,7 @@ extension LoadCore {
         }
         let fetchID: UInt64
         if let fetch = state.fetches[key.dataKey] {
-            fetch.subscribe(key, makesPreviews: handler.decoder.makesPreviews)
+            fetch.subscribe(key, decoder: handler.decoder)
             fetchID = fetch.identifier
         } else {
             fetchID = _createFetch(
@@ -306,11 +312,12 @@ extension LoadCore {
         work.append(_cancelIfAbandoned(key, in: &state))
     }
 
-    /// Cancels the load of `key` if it has no live users, no prefetch wants it, and its policy
-    /// does not finish such loads.
+    /// Cancels the load of `key` if it has no live users, no prefetch wants it, its policy does
+    /// not finish such loads, and its bytes are not being decoded already.
     func _cancelIfAbandoned(_ key: ObjectKey, in state: inout ManagerState) -> PendingWork {
         guard let handler = state.handlers[key], case .loading = handler.phase,
-            !handler.policy.finishLoadingWithoutUsers, !handler.heldByPrefetch, !handler.hasLiveUsers
+            !handler.policy.finishLoadingWithoutUsers, !handler.heldByPrefetch, !handler.hasLiveUsers,
+            !_bytesAreDecoding(for: handler, in: state)
         else { return PendingWork() }
         return _cancelHandler(key, reason: .noUsers, in: &state)
     }

@@ -3,24 +3,35 @@ import Foundation
 extension LoadCore {
     /// A fetch ended: it leaves the table (a stale result of a replaced fetch changes nothing),
     /// its prefetch slot goes to the next waiting prefetch, and every handler waiting for it
-    /// decodes the bytes (returned: decoded on the fetch's task), revalidates, restarts or fails.
-    /// `now`: for stale-if-error.
+    /// gets its object (decoded on the fetch's task before this section: `decoded`, by key),
+    /// decodes the bytes (returned: decoded on the fetch's task after it), revalidates, restarts
+    /// or fails. `now`: for stale-if-error.
     func _fetchFinished(
-        dataKey: String, fetch identifier: UInt64, result: Result<FetchedData, ManagedCacheError>, now: Date,
-        in state: inout ManagerState
-    ) -> (PendingWork, [DecodeJob]) {
-        guard let fetch = _endFetch(dataKey: dataKey, identifier: identifier, in: &state) else { return (PendingWork(), []) }
+        dataKey: String, fetch identifier: UInt64, result: Result<FetchedData, ManagedCacheError>,
+        decoded: [ObjectKey: Result<any Sendable, ManagedCacheError>], now: Date, in state: inout ManagerState
+    ) -> (PendingWork, FetchEnd) {
+        guard let fetch = _endFetch(dataKey: dataKey, identifier: identifier, in: &state) else { return (PendingWork(), FetchEnd()) }
         var work = PendingWork()
         state.prefetchWatch.settleFetch(identifier, PrefetchOutcome(fetchResult: result))
         if fetch.inPrefetchLane { work.append(_startQueuedPrefetches(in: &state)) }
         switch result {
         case .success(let fetched):
-            let jobs = _bytesArrived(fetched, for: fetch, work: &work, in: &state)
-            return (work, jobs)
+            let end = _bytesArrived(fetched, decoded: decoded, for: fetch, work: &work, in: &state)
+            return (work, end)
         case .failure(let error):
             _fetchFailed(error, for: fetch, now: now, work: &work, in: &state)
-            return (work, [])
+            return (work, FetchEnd())
         }
+    }
+
+    /// What a fetch's task does after the section that ended it.
+    struct FetchEnd {
+        /// The decodes still to run, each delivered in a section of its own: bytes of a handler
+        /// the task did not decode for before the section.
+        var decodes: [DecodeJob] = []
+        /// Objects delivered in the section whose decoder stores a variant: the variant to write,
+        /// under the handler's policy.
+        var variants: [(job: DecodeJob, object: any Sendable, policy: LoadPolicy)] = []
     }
 
     /// Removes the fetch `identifier` of `dataKey` (freeing its prefetch slot); `nil` when it is
@@ -33,13 +44,16 @@ extension LoadCore {
     }
 
     /// The bytes are here: each waiting handler revalidates its stale object (a `304`), restarts
-    /// without validators (a `304` for bytes it never had), or gets a decode job. Bytes nobody
-    /// decodes and no file holds are kept in memory (HJCache's "loaded" state).
+    /// without validators (a `304` for bytes it never had), completes the decode its fetch's task
+    /// ran for it (`decoded`), or gets a decode job. Bytes nobody decodes and no file holds are
+    /// kept in memory (HJCache's "loaded" state).
     private func _bytesArrived(
-        _ fetched: FetchedData, for fetch: FetchRecord, work: inout PendingWork, in state: inout ManagerState
-    ) -> [DecodeJob] {
+        _ fetched: FetchedData, decoded: [ObjectKey: Result<any Sendable, ManagedCacheError>], for fetch: FetchRecord,
+        work: inout PendingWork, in state: inout ManagerState
+    ) -> FetchEnd {
         state.statistics.count(fetched.origin)
-        var jobs: [DecodeJob] = []
+        var end = FetchEnd()
+        var completed = 0
         for key in fetch.subscribers {
             guard let handler = state.handlers[key], handler.isWaiting(for: fetch.identifier) else { continue }
             if fetched.notModified, let stale = handler.staleObject {
@@ -65,17 +79,25 @@ extension LoadCore {
             handler.bytesArrived()
             state.handlers[key] = handler
             state.loadingBuffer.remove(key)
-            jobs.append(
-                DecodeJob(
-                    key: key, generation: handler.generation, decoder: handler.decoder,
-                    data: fetched.loadedData(prefersFileURL: handler.decoder.prefersFileURL), origin: fetched.origin,
-                    freshness: fetched.freshness, writeGate: handler.decoder.storesVariant ? handler.openWriteGate() : nil,
-                    staleAfterFailure: fetched.staleAfterFailure, revalidatesAfterDelivery: fetched.servedWhileRevalidating))
+            let job = DecodeJob(
+                key: key, generation: handler.generation, decoder: handler.decoder,
+                data: fetched.loadedData(prefersFileURL: handler.decoder.prefersFileURL), origin: fetched.origin,
+                freshness: fetched.freshness, writeGate: handler.decoder.storesVariant ? handler.openWriteGate() : nil,
+                staleAfterFailure: fetched.staleAfterFailure, revalidatesAfterDelivery: fetched.servedWhileRevalidating)
+            guard let outcome = decoded[key] else {
+                end.decodes.append(job)
+                continue
+            }
+            completed += 1
+            work.append(_completeDecode(job, outcome: outcome, countingFileCacheHit: false, in: &state))
+            if case .success(let object) = outcome, job.decoder.storesVariant {
+                end.variants.append((job, object, handler.policy))
+            }
         }
-        if jobs.isEmpty, fetched.entry == nil, let data = fetched.memory {
+        if end.decodes.isEmpty, completed == 0, fetched.entry == nil, let data = fetched.memory {
             work.released += undecodedData.setValue(data, forKey: fetch.dataKey, cost: data.count)
         }
-        return jobs
+        return end
     }
 
     /// The fetch failed (a cancellation changes nothing): the failure is remembered, and each

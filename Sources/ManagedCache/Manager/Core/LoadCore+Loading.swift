@@ -7,9 +7,10 @@ extension LoadCore {
         guard let handler = state.handlers[key] else { return PendingWork() }
         var work = PendingWork()
         if let fetch = state.fetches[key.dataKey] {
-            fetch.subscribe(key, makesPreviews: handler.decoder.makesPreviews)
+            fetch.subscribe(key, decoder: handler.decoder)
             state.statistics.coalescedJoins += 1
             handler.startLoading(fetch: fetch.identifier)
+            _listen(handler.users, of: handler, to: fetch)
             // After the handler is loading: promoting the fetch frees a prefetch slot, and a
             // prefetch of this very key started from it must find the handler busy, not new.
             if evictable {
@@ -24,6 +25,7 @@ extension LoadCore {
                 subscriber: key, inPrefetchLane: false, priority: handler.effectivePriority,
                 validators: handler.staleObject?.freshness, paced: evictable, in: &state)
             handler.startLoading(fetch: fetchID)
+            if let fetch = state.fetches[key.dataKey] { _listen(handler.users, of: handler, to: fetch) }
         }
         if evictable {
             work.append(_pushToLoadingBuffer(key, in: &state))
@@ -31,6 +33,17 @@ extension LoadCore {
             _refreshPriority(dataKey: key.dataKey, in: &state)
         }
         return work
+    }
+
+    /// `users` of `handler`, which loads from `fetch`, hear its progress and previews from its
+    /// task (`FetchAudience`). One released already is listed too: the first report finds it
+    /// gone, and asks whether the load is abandoned.
+    func _listen(_ users: some Sequence<Attachment>, of handler: ObjectHandler, to fetch: FetchRecord) {
+        for record in users {
+            fetch.audience.listen(
+                to: record, key: handler.key, fetch: fetch.identifier,
+                cancelsWhenAbandoned: !handler.policy.finishLoadingWithoutUsers)
+        }
     }
 
     /// Recomputes the priority of the fetch of `dataKey` from everything that wants it (its
@@ -63,7 +76,7 @@ extension LoadCore {
             inPrefetchLane: inPrefetchLane, task: FetchTaskSlot(), priority: priorityCell,
             previews: PreviewFeed(interval: configuration.previewInterval))
         if let subscriber {
-            fetch.subscribe(subscriber, makesPreviews: state.handlers[subscriber]?.decoder.makesPreviews ?? true)
+            fetch.subscribe(subscriber, decoder: state.handlers[subscriber]?.decoder)
         } else {
             fetch.prefetchHolds = 1
             fetch.prefetchPriority = priority
@@ -76,7 +89,7 @@ extension LoadCore {
         // thread), and runs the download and the decodes the manager's fetch runner makes of it.
         let plan = FetchPlan(
             dataKey: dataKey, request: request, policy: policy, validators: validators, priority: priorityCell,
-            fetch: identifier, writeGate: fetch.writeGate, previews: fetch.previews, paced: paced,
+            fetch: identifier, writeGate: fetch.writeGate, previews: fetch.previews, audience: fetch.audience, paced: paced,
             forUsers: subscriber != nil)
         state.fetchStarts.append(
             FetchStart(slot: fetch.task, running: fetchRunner.running) { [fetchRunner] in await fetchRunner.run(plan) })
@@ -117,10 +130,20 @@ extension LoadCore {
         var work = PendingWork()
         for key in pushedOut {
             guard let handler = state.handlers[key], case .loading = handler.phase else { continue }
-            if handler.hasLiveUnevictableUsers || handler.heldByPrefetch { continue }
+            if handler.hasLiveUnevictableUsers || handler.heldByPrefetch || _bytesAreDecoding(for: handler, in: state) { continue }
             work.append(_cancelHandler(key, reason: .loadingBufferOverflow, in: &state))
         }
         return work
+    }
+
+    /// Whether `handler` loads from a fetch whose bytes are here and being decoded on its task
+    /// (`FetchAudience.isDecoding`): cancelling it would throw those bytes away a moment before
+    /// the section that delivers them; it leaves the loading buffer instead, as at a fetch's end.
+    func _bytesAreDecoding(for handler: ObjectHandler, in state: ManagerState) -> Bool {
+        guard case .loading(let identifier) = handler.phase, let fetch = state.fetches[handler.key.dataKey],
+            fetch.identifier == identifier
+        else { return false }
+        return fetch.audience.isDecoding
     }
 
     /// Stops the handler of `key`: back to `.new`, out of the buffer and its fetch (which is
@@ -135,7 +158,7 @@ extension LoadCore {
         state.statistics.loadsCancelled += 1
         if reason == .loadingBufferOverflow { state.statistics.loadsCancelledByBuffer += 1 }
         if let fetch = state.fetches[key.dataKey] {
-            fetch.subscribers.remove(key)
+            fetch.unsubscribe(key)
             if fetch.isWanted {
                 _refreshPriority(dataKey: key.dataKey, in: &state)
             } else {
@@ -154,16 +177,15 @@ extension LoadCore {
         return work
     }
 
-    /// A fetch reported `progress`: its users hear it (each for the fetch it reports on), and a
-    /// load abandoned meanwhile is cancelled.
-    func _fetchProgressed(dataKey: String, fetch identifier: UInt64, progress: LoadProgress, in state: inout ManagerState) -> PendingWork {
+    /// A progress report of a fetch found a user released (deallocated, not unmanaged) whose
+    /// load may be cancelled without users (`FetchAudience.progressed`): each of its loads that
+    /// nobody waits for any more is cancelled. The report itself went to the users without the
+    /// lock.
+    func _fetchUsersReleased(dataKey: String, fetch identifier: UInt64, in state: inout ManagerState) -> PendingWork {
         guard let fetch = state.fetches[dataKey], fetch.identifier == identifier else { return PendingWork() }
-        fetch.progress = progress
         var work = PendingWork()
         for key in fetch.subscribers {
             work.append(_cancelIfAbandoned(key, in: &state))
-            guard let handler = state.handlers[key], case .loading = handler.phase else { continue }
-            work.deliveries += handler.deliveries(of: .progress(progress), fetch: identifier)
         }
         return work
     }

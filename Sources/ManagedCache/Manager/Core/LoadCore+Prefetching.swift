@@ -161,7 +161,7 @@ extension LoadCore {
                 let fetchID: UInt64
                 state.handlers[key] = handler
                 if let fetch = state.fetches[dataKey] {
-                    fetch.subscribe(key, makesPreviews: handler.decoder.makesPreviews)
+                    fetch.subscribe(key, decoder: handler.decoder)
                     fetchID = fetch.identifier
                 } else {
                     fetchID = _createFetch(

@@ -114,7 +114,7 @@ extension LoadCore {
         _ key: ObjectKey, fetch identifier: UInt64, closing: Bool, work: inout PendingWork, in state: inout ManagerState
     ) -> [WriteGate] {
         guard let fetch = state.fetches[key.dataKey], fetch.identifier == identifier else { return [] }
-        fetch.subscribers.remove(key)
+        fetch.unsubscribe(key)
         if fetch.isWanted {
             _refreshPriority(dataKey: key.dataKey, in: &state)
             guard closing else { return [] }

@@ -20,9 +20,9 @@ import Foundation
 /// | `unloadable`: `manage` of a request nothing can load | `_answerUnloadable` | `LoadCore+Attaching` |
 /// | `unmanage`, or a user re-managed for another key | `_detach(userID:)` | `LoadCore+Attaching` |
 /// | `fileLookupMissed`: a miss, or an unusable entry | `_fileLookupMissed` | `LoadCore+Loading` |
-/// | `fetchProgressed` | `_fetchProgressed` | `LoadCore+Loading` |
+/// | `fetchUsersReleased`: a progress report found a user released | `_fetchUsersReleased` | `LoadCore+Loading` |
 /// | `loadingBufferResized` | `_resizeLoadingBuffer` | `LoadCore+Loading` |
-/// | `fetchFinished`: bytes, a `304`, a failure | `_fetchFinished` | `LoadCore+Finishing` |
+/// | `fetchFinished`: bytes (decoded on the fetch's task, most often), a `304`, a failure | `_fetchFinished` | `LoadCore+Finishing` |
 /// | `decodeFinished` (a file-cache hit's too) | `_completeDecode` | `LoadCore+Finishing` |
 /// | `objectStored`, `storeStarted`, `storeMade`, `storeWritten` | `_storeObject`, `_startStoring`, `_finishStoring`, `_endPendingStore` | `LoadCore+Storing` |
 /// | `prefetch`, `prefetchCancelled` | `_enqueuePrefetches`, `_cancelPrefetching` | `LoadCore+Prefetching` |
@@ -30,7 +30,6 @@ import Foundation
 /// | `objectRemoved`, `memoryEmptied` (remove all, memory pressure) | `_dropIdleHandler`, `_dropIdleHandlers` | `LoadCore+Removing` |
 /// | `shutDown`: the manager deallocated | `_shutDown` | `LoadCore+Removing` |
 /// | `sweepStep`: the background sweep of the tables | `_backgroundSweepStep` | `LoadCore+Sweeping` |
-/// | `previewsWanted`, `previewMade`: a fetch's first bytes, a preview made from them | `_previewsWanted`, `_previewMade` | `LoadCore+Previews` |
 /// | a remembered failure expiring | `FailureMemory`, asked by the next `manage` or prefetch | `LoadCore+Attaching` |
 ///
 /// One event does not go through `decide`: a `manage` whose object is in memory calls
@@ -73,9 +72,13 @@ extension LoadCore {
         case unmanage(ObjectIdentifier)
         /// The file-cache lookup of generation `generation` found nothing usable.
         case fileLookupMissed(ObjectKey, generation: UInt64)
-        case fetchProgressed(dataKey: String, fetch: UInt64, LoadProgress)
-        /// `now`: for stale-if-error.
-        case fetchFinished(dataKey: String, fetch: UInt64, Result<FetchedData, ManagedCacheError>, now: Date)
+        /// A progress report of the fetch found a user of it released (`FetchAudience`).
+        case fetchUsersReleased(dataKey: String, fetch: UInt64)
+        /// `decoded`: the objects the fetch's task decoded from the bytes before the lock, by
+        /// handler key. `now`: for stale-if-error.
+        case fetchFinished(
+            dataKey: String, fetch: UInt64, Result<FetchedData, ManagedCacheError>,
+            decoded: [ObjectKey: Result<any Sendable, ManagedCacheError>], now: Date)
         case decodeFinished(DecodeJob, Result<any Sendable, ManagedCacheError>, countingFileCacheHit: Bool)
         case loadingBufferResized(Int)
         case objectStored(any Sendable, StorePlan, cost: Int)
@@ -90,10 +93,6 @@ extension LoadCore {
         case memoryEmptied
         case shutDown
         case sweepStep
-        /// A fetch's first bytes arrived: which handlers get preview sessions.
-        case previewsWanted(dataKey: String, fetch: UInt64)
-        /// A preview was made from a fetch's bytes.
-        case previewMade(any Sendable, key: ObjectKey, fetch: UInt64)
     }
 
     /// What the façade does once the lock is released: `work`, and for some events one more step
@@ -107,8 +106,8 @@ extension LoadCore {
             case none
             /// `manage`: the file cache is read next.
             case fileLookup(FileLookup)
-            /// `fetchFinished`: the decodes to run, on the fetch's task.
-            case decodes([DecodeJob])
+            /// `fetchFinished`: the decodes to run and the variants to store, on the fetch's task.
+            case fetchEnd(FetchEnd)
             /// `unloadable`: the call was answered (otherwise the key's handler answers it like any other).
             case answeredAsUnloadable
             /// `objectStored`, `storeStarted`: what the store's write waits for, and the
@@ -120,15 +119,13 @@ extension LoadCore {
             case shutDown(tasksToCancel: [FetchTaskSlot], deliveries: [PendingDelivery])
             /// `sweepStep`: whether nothing is left to sweep.
             case sweepStep(finished: Bool)
-            /// `previewsWanted`: the handlers to make preview sessions for, with their decoders.
-            case previews([(ObjectKey, AnyObjectDecoder)])
         }
 
         var fileLookup: FileLookup? {
             if case .fileLookup(let lookup) = next { lookup } else { nil }
         }
-        var decodes: [DecodeJob] {
-            if case .decodes(let jobs) = next { jobs } else { [] }
+        var fetchEnd: FetchEnd {
+            if case .fetchEnd(let end) = next { end } else { FetchEnd() }
         }
         var answeredAsUnloadable: Bool {
             if case .answeredAsUnloadable = next { true } else { false }
@@ -150,9 +147,6 @@ extension LoadCore {
         }
         var sweepFinished: Bool {
             if case .sweepStep(let finished) = next { finished } else { false }
-        }
-        var previewDecoders: [(ObjectKey, AnyObjectDecoder)] {
-            if case .previews(let decoders) = next { decoders } else { [] }
         }
     }
 
@@ -180,11 +174,11 @@ extension LoadCore {
             decision.work = _detach(userID: userID, in: &state)
         case .fileLookupMissed(let key, let generation):
             decision.work = _fileLookupMissed(key, generation: generation, in: &state)
-        case .fetchProgressed(let dataKey, let fetch, let progress):
-            decision.work = _fetchProgressed(dataKey: dataKey, fetch: fetch, progress: progress, in: &state)
-        case .fetchFinished(let dataKey, let fetch, let result, let now):
-            let (work, decodes) = _fetchFinished(dataKey: dataKey, fetch: fetch, result: result, now: now, in: &state)
-            (decision.work, decision.next) = (work, .decodes(decodes))
+        case .fetchUsersReleased(let dataKey, let fetch):
+            decision.work = _fetchUsersReleased(dataKey: dataKey, fetch: fetch, in: &state)
+        case .fetchFinished(let dataKey, let fetch, let result, let decoded, let now):
+            let (work, end) = _fetchFinished(dataKey: dataKey, fetch: fetch, result: result, decoded: decoded, now: now, in: &state)
+            (decision.work, decision.next) = (work, .fetchEnd(end))
         case .decodeFinished(let job, let outcome, let countingFileCacheHit):
             decision.work = _completeDecode(job, outcome: outcome, countingFileCacheHit: countingFileCacheHit, in: &state)
         case .loadingBufferResized(let capacity):
@@ -217,10 +211,6 @@ extension LoadCore {
         case .sweepStep:
             let (retired, finished) = _backgroundSweepStep(in: &state)
             (decision.work.retired, decision.next) = (retired, .sweepStep(finished: finished))
-        case .previewsWanted(let dataKey, let fetch):
-            decision.next = .previews(_previewsWanted(dataKey: dataKey, fetch: fetch, in: &state))
-        case .previewMade(let preview, let key, let fetch):
-            decision.work = _previewMade(preview, key: key, fetch: fetch, in: &state)
         }
         if !state.preloadsToCancel.isEmpty {
             decision.work.cancel(preloads: state.preloadsToCancel)
