@@ -76,12 +76,7 @@ final class DeadlineTimer: Sendable {
         case .none: break
         case .signal: wakeUp.signal()
         case .start:
-            let thread = Thread { [self, threadName] in
-                EngineThreads.nameCurrentThread(threadName)
-                runThread()
-            }
-            thread.qualityOfService = .utility
-            thread.start()
+            EngineThreads.startThread(named: threadName, utility: true) { [self] in runThread() }
         }
     }
 

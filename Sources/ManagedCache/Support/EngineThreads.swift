@@ -49,7 +49,55 @@ package enum EngineThreads {
     /// The pool that runs the engine's work.
     static let workers = ThreadPool(name: "MCache.worker", threadCount: workerCount)
     /// The one thread that creates and resumes `URLSession` tasks on Linux, for every loader.
-    static let starter = ThreadPool(name: "MCache.starter", threadCount: 1)
+    /// At default priority, as the serial queue it replaces: loads wait for it.
+    static let starter = ThreadPool(name: "MCache.starter", threadCount: 1, isUtility: false)
+
+    /// Starts a thread named `name` at utility priority (`utility`) or the process's, running `body`.
+    static func startThread(named name: String, utility: Bool, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread {
+            // The priority first: a thread with its name has its priority.
+            setCurrentThreadPriority(utility: utility)
+            nameCurrentThread(name)
+            if name.hasPrefix(namePrefix) { recordCurrentThread() }
+            body()
+        }
+        thread.qualityOfService = utility ? .utility : .default
+        thread.start()
+    }
+
+    /// The kernel's identifiers of the engine's threads started so far (Linux; empty elsewhere),
+    /// for the tests: a thread started by one of them has its name too (Linux copies it), so the
+    /// names alone do not tell them apart.
+    package static var threadIdentifiers: [Int] { started.withLock { $0 } }
+
+    private static let started = Lock<[Int]>([])
+
+    private static func recordCurrentThread() {
+        #if os(Linux)
+        // "<pid>/task/<tid>"
+        guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"),
+            let identifier = link.split(separator: "/").last.flatMap({ Int($0) })
+        else { return }
+        started.withLock { $0.append(identifier) }
+        #endif
+    }
+
+    /// Gives the calling thread utility priority (`utility`) or the process's, as dispatch queues
+    /// at those QoS had: on Linux the nice value libdispatch gives its workers, the main
+    /// thread's plus 2 for utility, so that a woken worker does not take the CPU at once from a
+    /// thread calling `manage` (at the main thread's, the `manage-latency` benchmark's load
+    /// starts lost their CPU to the worker their hand-off woke: p99 2–3 times as long). A new
+    /// thread would otherwise keep the nice value of the thread that started it. Apple platforms
+    /// take the thread's `qualityOfService` instead.
+    static func setCurrentThreadPriority(utility: Bool) {
+        #if canImport(Glibc)
+        // On Linux the nice value is each thread's own: `who` 0 is the calling thread, the
+        // process's identifier its main thread.
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        let base = getpriority(which, id_t(getpid()))
+        _ = setpriority(which, 0, base + (utility ? 2 : 0))
+        #endif
+    }
 
     /// Names the calling thread `name` (15 bytes at most), for the system's thread list too.
     ///
@@ -76,6 +124,12 @@ package enum EngineThreads {
 /// A thread starts when a job is queued and none is idle, until `threadCount` run; they are never
 /// stopped (the pools are the process's). An idle thread waits on a semaphore of its own; a
 /// queued job wakes the one that went idle last, so the work stays on the fewest threads.
+///
+/// One thread is woken at a time: a job queued while a woken thread has not yet taken its first
+/// job wakes nobody, and that thread, once it takes a job and finds more queued, wakes the next
+/// (or starts one). So a caller queuing a burst (a `manage` starting a load queues its hand-off,
+/// then the load's task) makes at most one wake-up, where each job woke a thread before: on a
+/// busy 2-core machine every woken thread is one more that can take the CPU from the caller.
 final class ThreadPool: Sendable {
     typealias Job = @Sendable () -> Void
 
@@ -86,6 +140,23 @@ final class ThreadPool: Sendable {
         /// The semaphores of threads waiting for a job, the last to go idle last.
         var idle: [DispatchSemaphore] = []
         var started = 0
+        /// Threads woken or started that have not yet looked for a job.
+        var waking = 0
+
+        var isEmpty: Bool { incoming.isEmpty && outgoing.isEmpty }
+
+        /// Wakes (or starts) one more thread, unless one is waking already or none is left.
+        mutating func wakeOne(threadCount: Int) -> Wake {
+            guard waking == 0 else { return .none }
+            if let idle = idle.popLast() {
+                waking += 1
+                return .signal(idle)
+            }
+            guard started < threadCount else { return .none }
+            started += 1
+            waking += 1
+            return .start(started)
+        }
 
         mutating func popFirst() -> Job? {
             if outgoing.isEmpty {
@@ -104,29 +175,7 @@ final class ThreadPool: Sendable {
         case start(Int)
     }
 
-    let name: String
-    let threadCount: Int
-    private let state = Lock(State())
-
-    /// A pool of `threadCount` threads named `name-1`, `name-2`… (`name` alone for one thread).
-    init(name: String, threadCount: Int) {
-        precondition(threadCount > 0)
-        self.name = name
-        self.threadCount = threadCount
-    }
-
-    /// Threads started so far.
-    var startedCount: Int { state.withLock { $0.started } }
-
-    /// Queues `job`, to run on one of the pool's threads after the jobs queued before it.
-    func async(_ job: @escaping Job) {
-        let wake = state.withLock { state -> Wake in
-            state.incoming.append(job)
-            if let idle = state.idle.popLast() { return .signal(idle) }
-            guard state.started < threadCount else { return .none }
-            state.started += 1
-            return .start(state.started)
-        }
+    private func perform(_ wake: Wake) {
         switch wake {
         case .none: break
         case .signal(let semaphore): semaphore.signal()
@@ -134,30 +183,63 @@ final class ThreadPool: Sendable {
         }
     }
 
+    let name: String
+    let threadCount: Int
+    /// Whether the threads run at utility priority (`EngineThreads.setCurrentThreadPriority`).
+    let isUtility: Bool
+    private let state = Lock(State())
+
+    /// A pool of `threadCount` threads named `name-1`, `name-2`… (`name` alone for one thread),
+    /// at utility priority unless `isUtility` is `false`.
+    init(name: String, threadCount: Int, isUtility: Bool = true) {
+        precondition(threadCount > 0)
+        self.name = name
+        self.threadCount = threadCount
+        self.isUtility = isUtility
+    }
+
+    /// Threads started so far.
+    var startedCount: Int { state.withLock { $0.started } }
+
+    /// Queues `job`, to run on one of the pool's threads after the jobs queued before it.
+    func async(_ job: @escaping Job) {
+        let threadCount = threadCount
+        let wake = state.withLock { state -> Wake in
+            state.incoming.append(job)
+            return state.wakeOne(threadCount: threadCount)
+        }
+        perform(wake)
+    }
+
     private func startThread(number: Int) {
-        let threadName = threadCount == 1 ? name : "\(name)-\(number)"
-        let thread = Thread { [self] in
-            EngineThreads.nameCurrentThread(threadName)
+        EngineThreads.startThread(named: threadCount == 1 ? name : "\(name)-\(number)", utility: isUtility) { [self] in
             work()
         }
-        thread.qualityOfService = .utility
-        thread.start()
     }
 
     /// A thread's life: the next job, or a wait for one.
     private func work() -> Never {
         let wakeUp = DispatchSemaphore(value: 0)
+        let threadCount = threadCount
+        var woken = true  // a thread starts as woken
         while true {
-            let job = state.withLock { state -> Job? in
-                if let job = state.popFirst() { return job }
-                state.idle.append(wakeUp)
-                return nil
+            let wasWoken = woken
+            let (job, wake) = state.withLock { state -> (Job?, Wake) in
+                if wasWoken { state.waking -= 1 }
+                guard let job = state.popFirst() else {
+                    state.idle.append(wakeUp)
+                    return (nil, .none)
+                }
+                return (job, state.isEmpty ? .none : state.wakeOne(threadCount: threadCount))
             }
-            if let job {
-                job()
-            } else {
+            guard let job else {
                 wakeUp.wait()
+                woken = true
+                continue
             }
+            woken = false
+            perform(wake)
+            job()
         }
     }
 }

@@ -41,18 +41,42 @@ import Testing
         var finished: Int { state.withLock { $0.finished } }
     }
 
-    /// The engine's threads by name now, from the kernel's list (`nil` where there is no `/proc`).
-    static func engineThreadNames() -> [String]? {
+    /// The engine's threads now, by name with their nice values, from the kernel's list (`nil`
+    /// where there is no `/proc`). Only the threads the engine started: one that a worker
+    /// started (a test's thread per job, say) has the worker's name too.
+    static func engineThreads() -> [(name: String, nice: Int)]? {
         #if os(Linux)
         guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return nil }
-        let names = tasks.compactMap { task in
-            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
-                .trimmingCharacters(in: .whitespacesAndNewlines)
+        let engine = Set(EngineThreads.threadIdentifiers)
+        return tasks.compactMap { task -> (name: String, nice: Int)? in
+            guard
+                Int(task).map(engine.contains) == true,
+                let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines),
+                let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                let afterName = stat.range(of: ") ", options: .backwards)
+            else { return nil }
+            // Fields after the name start at the third; the nice value is the 19th.
+            let fields = stat[afterName.upperBound...].split(separator: " ")
+            return (name, fields.count > 16 ? Int(fields[16]) ?? 0 : 0)
         }
-        let prefixes = ["MCache.worker", "MCache.timer", "MCache.starter"]
-        return names.filter { name in prefixes.contains { name.hasPrefix($0) } }
         #else
         return nil
+        #endif
+    }
+
+    static func engineThreadNames() -> [String]? { engineThreads()?.map(\.name) }
+
+    /// The main thread's nice value (Linux).
+    static var mainThreadNice: Int {
+        #if os(Linux)
+        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+            let afterName = stat.range(of: ") ", options: .backwards)
+        else { return 0 }
+        let fields = stat[afterName.upperBound...].split(separator: " ")
+        return fields.count > 16 ? Int(fields[16]) ?? 0 : 0
+        #else
+        return 0
         #endif
     }
 
@@ -92,6 +116,7 @@ import Testing
         #expect(burst.peakRunning >= 1)
         if let namesWhileBlocked {
             let names = Self.engineThreadNames() ?? []
+            #expect(EngineThreads.threadIdentifiers.count <= EngineThreads.bound, "started \(EngineThreads.threadIdentifiers)")
             for sample in [namesWhileBlocked, names] {
                 #expect(sample.count <= EngineThreads.bound, "\(sample)")
                 #expect(sample.filter { $0.hasPrefix("MCache.worker-") }.count <= EngineThreads.workerCount, "\(sample)")
@@ -99,6 +124,11 @@ import Testing
             }
             #expect(names.contains("MCache.worker-1"), "\(names)")
             #expect(names.contains("MCache.timer"), "\(names)")
+            // Utility priority, as libdispatch gives its utility workers; the starter the process's.
+            let base = Self.mainThreadNice
+            for thread in Self.engineThreads() ?? [] {
+                #expect(thread.nice == base + (thread.name == "MCache.starter" ? 0 : 2), "\(thread)")
+            }
         }
     }
 
