@@ -85,8 +85,8 @@ package enum EngineThreads {
     /// Gives the calling thread utility priority (`utility`) or the process's, as dispatch queues
     /// at those QoS had: on Linux the nice value libdispatch gives its workers, the main
     /// thread's plus 2 for utility, so that a woken worker does not take the CPU at once from a
-    /// thread calling `manage` (at the main thread's, the `manage-latency` benchmark's load
-    /// starts lost their CPU to the worker their hand-off woke: p99 2–3 times as long). A new
+    /// thread calling `manage` (with the workers at the main thread's, the `manage-latency`
+    /// benchmark's load starts under load had a p99 about twice the dispatch queues'). A new
     /// thread would otherwise keep the nice value of the thread that started it. Apple platforms
     /// take the thread's `qualityOfService` instead.
     static func setCurrentThreadPriority(utility: Bool) {
