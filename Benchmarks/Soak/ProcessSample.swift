@@ -1,5 +1,6 @@
 import Foundation
 import HeapProbe
+@_spi(Diagnostics) import ManagedCache
 
 /// One sample of the process's resources: resident memory, open descriptors, threads.
 /// Read from `/proc/self` on Linux; elsewhere only what `getrusage`-free Foundation gives (nothing).
@@ -13,6 +14,8 @@ struct ProcessSample {
     var threads: Int?
     /// The threads by name (`/proc/self/task/*/comm`), so a thread list shows whose they are.
     var threadNames: [String: Int]?
+    /// Of `threads`, the engine's own (named `MCache.…`: see `EngineThreads`).
+    var engineThreads: Int? { threadNames.map(Self.engineThreadCount) }
     /// Bytes the C heap has handed out and not had back (glibc's `mallinfo2`: small blocks in use
     /// plus mmapped blocks): the live heap, apart from what `malloc` keeps in free lists.
     var heapInUseBytes: Int?
@@ -34,7 +37,7 @@ struct ProcessSample {
         return ProcessSample(
             seconds: seconds, residentBytes: statusField("VmRSS"),
             descriptors: descriptorNames?.count, runtimeEventDescriptors: descriptorNames.map(runtimeEventDescriptorCount),
-            threads: entries("/proc/self/task"), threadNames: threadNames(), heapInUseBytes: heapInUse(),
+            threads: entries("/proc/self/task"), threadNames: currentThreadNames(), heapInUseBytes: heapInUse(),
             heapFromSystemBytes: heapFromSystem())
         #else
         return ProcessSample(
@@ -62,15 +65,14 @@ struct ProcessSample {
         #endif
     }
 
-    /// Each name a sample's threads have, with how many have it, most first.
-    var threadNameSummary: String {
-        guard let threadNames else { return "n/a" }
-        return threadNames.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) ×\($0.value)" }
-            .joined(separator: ", ")
+    /// How many of `names`' threads are the engine's own.
+    static func engineThreadCount(_ names: [String: Int]) -> Int {
+        names.reduce(0) { $1.key.hasPrefix(EngineThreads.namePrefix) ? $0 + $1.value : $0 }
     }
 
-    #if os(Linux)
-    private static func threadNames() -> [String: Int]? {
+    /// The process's threads by name now (Linux; `nil` elsewhere).
+    static func currentThreadNames() -> [String: Int]? {
+        #if os(Linux)
         guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return nil }
         var names: [String: Int] = [:]
         for task in tasks {
@@ -78,8 +80,12 @@ struct ProcessSample {
             names[comm.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += 1
         }
         return names
+        #else
+        return nil
+        #endif
     }
 
+    #if os(Linux)
     private static func heapInUse() -> Int? {
         let bytes = heap_probe_bytes_in_use()
         return bytes < 0 ? nil : Int(bytes)

@@ -8,9 +8,10 @@
 // them are being cancelled, a quarter of the users are on `.mainQueue`, every round prefetches,
 // and the managers use a `FileCache` and a `BigFileCache`. The program lowers its own
 // RLIMIT_NOFILE to 256 first and samples resident memory, descriptors and threads every few
-// seconds. It exits 1 if a live user is left waiting, an object is wrong, a load object
-// outlives the loads, descriptors end above their start (the runtime's event descriptors, one
-// over theirs), or resident memory after warm-up grows more than 10 %.
+// seconds, and the threads by name every 0.1 s. It exits 1 if a live user is left waiting, an
+// object is wrong, a load object outlives the loads, descriptors end above their start (the
+// runtime's event descriptors, one over theirs), resident memory after warm-up grows more than
+// 10 %, or the engine's own threads (named `MCache.…`) ever number more than its bound.
 
 import Foundation
 import LoopbackServer
@@ -75,9 +76,34 @@ func wait(seconds: Double, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
+/// The most threads seen at once in a phase, sampled every 0.1 s: the process's and the engine's own.
+struct ThreadPeaks {
+    var total = 0
+    var engine = 0
+    /// The threads by name when `total` was reached.
+    var namesAtTotal: [String: Int] = [:]
+    /// The threads by name when `engine` was reached.
+    var namesAtEngine: [String: Int] = [:]
+
+    /// Counts in the threads running now.
+    mutating func sample() {
+        guard let names = ProcessSample.currentThreadNames() else { return }
+        let total = names.values.reduce(0, +)
+        let engine = ProcessSample.engineThreadCount(names)
+        if total > self.total { (self.total, namesAtTotal) = (total, names) }
+        if engine > self.engine { (self.engine, namesAtEngine) = (engine, names) }
+    }
+}
+
+/// `names` as "name ×count, …", most first.
+func threadNameSummary(_ names: [String: Int]) -> String {
+    names.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+}
+
 struct PhaseResult {
     /// The most descriptors open in the caches' `loading/` at once (sampled every 10 ms).
     var loadingPeak: Int
+    var threadPeaks: ThreadPeaks
     var tally: SoakTally
     var samples: [ProcessSample]
     var held: [SoakUser]
@@ -99,6 +125,7 @@ func runPhase(
     var operations = 0
     var quiet = false
     let loadingPeak = SoakCounter()
+    let threadPeaks = Lock(ThreadPeaks())
     var events = 0
     do {
         let eventCount = SoakCounter()
@@ -128,14 +155,19 @@ func runPhase(
                 managers: managers, server: server, keyCount: options.keys, expected: expected,
                 tally: tally, seed: options.seed &* 31 &+ UInt64(thread))
             Thread.detachNewThread {
+                EngineThreads.nameCurrentThread("soak.driver-\(thread)")
                 let result = worker.run(until: stop)
                 results.withLock { $0.append(result) }
                 group.leave()
             }
         }
         let sampler = Thread {
+            EngineThreads.nameCurrentThread("soak.sampler")
+            var round = 0
             while !stop.isSet {
                 loadingPeak.raise(to: ProcessSample.descriptors(under: root.path) ?? 0)
+                if round % 10 == 0 { threadPeaks.withLock { $0.sample() } }
+                round += 1
                 usleep(10_000)
             }
         }
@@ -168,7 +200,8 @@ func runPhase(
         events = eventCount.count
     }
     return PhaseResult(
-        loadingPeak: loadingPeak.count, tally: tally, samples: samples, held: held, operations: operations, quiet: quiet, events: events)
+        loadingPeak: loadingPeak.count, threadPeaks: threadPeaks.withLock { $0 }, tally: tally, samples: samples, held: held,
+        operations: operations, quiet: quiet, events: events)
 }
 
 func runSoak(_ options: SoakOptions) -> Int32 {
@@ -220,9 +253,12 @@ func runSoak(_ options: SoakOptions) -> Int32 {
     let heapStart = steady.first?.heapInUseBytes
     let heapEnd = steady.last?.heapInUseBytes
     let descriptorPeak = samples.compactMap(\.descriptors).max()
-    let threadPeak = samples.compactMap(\.threads).max()
-    let threadPeakSample = samples.max { ($0.threads ?? 0) < ($1.threads ?? 0) }
+    let threadPeaks = phase.threadPeaks
     var failures: [String] = []
+    if threadPeaks.engine > EngineThreads.bound {
+        failures.append(
+            "\(threadPeaks.engine) engine threads at once, bound \(EngineThreads.bound): \(threadNameSummary(threadPeaks.namesAtEngine))")
+    }
     if waiting > 0 { failures.append("\(waiting) live users left waiting") }
     if phase.loadingPeak > loadingBound {
         failures.append("\(phase.loadingPeak) descriptors open in loading/ at once, bound \(loadingBound)")
@@ -288,9 +324,12 @@ func runSoak(_ options: SoakOptions) -> Int32 {
         say(String(format: "  memory beyond URLSession's leak: %+.1f %% after warm-up", beyond))
     }
     say(
-        "  threads: start \(before.threads.map(String.init) ?? "n/a"), peak \(threadPeak.map(String.init) ?? "n/a"), "
-            + "end \(after.threads.map(String.init) ?? "n/a")")
-    say("  threads by name at the peak: \(threadPeakSample?.threadNameSummary ?? "n/a")")
+        "  threads: start \(before.threads.map(String.init) ?? "n/a"), peak \(threadPeaks.total) (sampled every 0.1 s), "
+            + "end \(after.threads.map(String.init) ?? "n/a"); the engine's own (\(EngineThreads.namePrefix)…): "
+            + "start \(before.engineThreads.map(String.init) ?? "n/a"), peak \(threadPeaks.engine) (bound \(EngineThreads.bound)), "
+            + "end \(after.engineThreads.map(String.init) ?? "n/a")")
+    say("  threads by name at the peak: \(threadNameSummary(threadPeaks.namesAtTotal))")
+    say("  threads by name at the engine's peak: \(threadNameSummary(threadPeaks.namesAtEngine))")
     say(
         "  samples (s: RSS MiB / heap in use MiB / heap from the system MiB / descriptors / threads): "
             + samples.map { sample in
@@ -311,6 +350,7 @@ func runSoak(_ options: SoakOptions) -> Int32 {
 // The soak runs on a thread of its own; the main thread serves the main queue (`.mainQueue` users).
 let options = SoakOptions(arguments: Array(CommandLine.arguments.dropFirst()))
 Thread.detachNewThread {
+    EngineThreads.nameCurrentThread("soak")
     exit(runSoak(options))
 }
 dispatchMain()

@@ -1,26 +1,29 @@
 import Dispatch
+import Foundation
 import ManagedCacheLocking
 
-/// Runs actions once their deadlines pass, for the whole process, on one dispatch timer: the
-/// grace periods of cancelled transfers (`SessionTransfer.cancelled(grace:graceEnded:)`) and the
-/// moments a load rate limit has a token again (`LoadRateLimiter`).
+/// Runs actions once their deadlines pass, for the whole process, on one thread of its own
+/// (`MCache.timer`): the grace periods of cancelled transfers (`SessionTransfer.cancelled(grace:graceEnded:)`),
+/// the moments a load rate limit has a token again (`LoadRateLimiter`) and the downloads' idle
+/// timeouts (`IdleWatchdog`).
 ///
-/// Why not `asyncAfter` per cancellation: a transfer is cancelled in its load's cancellation
-/// handler, on the thread that cancels, which is often the thread calling `manage` (a reused cell
-/// pushing its previous load out). On Linux each `asyncAfter` registers a timer with dispatch's
-/// event thread and wakes it, and the woken thread often took the CPU from the caller at once:
-/// scheduler traces of the `manage-latency` benchmark's measuring thread found this
-/// wake behind most of the calls that were preempted while starting a load. Here an action whose
-/// deadline is no earlier than the timer's next firing (the usual case: every grace is as long)
-/// is only appended to a list, under a lock (a rate limit's earlier deadlines are
-/// inserted before the later ones); the timer is armed or moved only when it is idle or
-/// the new deadline comes first, and it re-arms itself from its own queue.
+/// Why a thread rather than a dispatch timer: each firing of a dispatch timer runs on whichever
+/// libdispatch thread is free, unnamed and outside the engine's count; this thread is the one
+/// place the engine's timed work runs (see `EngineThreads`).
 ///
-///     idle ──add──▶ armed(earliest deadline) ──fire: run due, more pending──▶ armed
-///                        └───────────────────fire: none pending───────────▶ idle
+/// Why not a timer per cancellation: a transfer is cancelled in its load's cancellation handler, on
+/// the thread that cancels, which is often the thread calling `manage` (a reused cell pushing its
+/// previous load out). Waking another thread there often lost the caller its CPU at once:
+/// scheduler traces of the `manage-latency` benchmark's measuring thread found such a wake behind
+/// most of the calls that were preempted while starting a load. Here an action whose deadline is
+/// no earlier than what the thread sleeps until (the usual case: every grace is as long) is only
+/// inserted in a list, under a lock; the thread is woken only when the new deadline comes first.
+///
+///     idle ──add──▶ sleeping(earliest deadline) ──wake: run due, more pending──▶ sleeping
+///                        └──────────────────wake: none pending──────────────▶ idle
 final class DeadlineTimer: Sendable {
-    /// The process's timer.
-    static let shared = DeadlineTimer()
+    /// The process's timer, on a thread it keeps.
+    static let shared = DeadlineTimer(threadName: EngineThreads.timerName, keepsItsThread: true)
 
     private struct Pending {
         let deadline: DispatchTime
@@ -30,56 +33,85 @@ final class DeadlineTimer: Sendable {
     private struct State {
         /// Ordered by deadline (appended in order when every grace is as long).
         var pending: [Pending] = []
-        var timer: DispatchSourceTimer?
-        /// When the timer fires next, while it is armed.
-        var armedFor: DispatchTime?
+        /// Whether the thread runs (it may be running actions, sleeping or about to).
+        var hasThread = false
+        /// Until when the thread sleeps: `nil` while it runs actions (it looks at `pending`
+        /// again before it sleeps), `.distantFuture` while idle.
+        var sleepingUntil: DispatchTime?
     }
 
     private let state = Lock(State())
-    private let queue = DispatchQueue(label: "ManagedCache.deadline-timer", qos: .utility)
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let threadName: String
+    /// Whether the thread stays once nothing is pending (the shared timer's), or ends.
+    private let keepsItsThread: Bool
 
-    /// Runs `action` on the timer's queue once `seconds` have passed.
+    /// A timer of its own, whose thread ends whenever nothing is pending (for the tests).
+    convenience init() {
+        self.init(threadName: "DeadlineTimer", keepsItsThread: false)
+    }
+
+    private init(threadName: String, keepsItsThread: Bool) {
+        self.threadName = threadName
+        self.keepsItsThread = keepsItsThread
+    }
+
+    /// Runs `action` on the timer's thread once `seconds` have passed.
     func run(after seconds: Double, _ action: @escaping @Sendable () -> Void) {
         let deadline = DispatchTime.now() + seconds
-        state.withLock { state in
+        enum Wake { case none, signal, start }
+        let wake = state.withLock { state -> Wake in
             let index = state.pending.lastIndex { $0.deadline <= deadline }.map { $0 + 1 } ?? 0
             state.pending.insert(Pending(deadline: deadline, action: action), at: index)
-            if let armedFor = state.armedFor, armedFor <= deadline { return }  // the timer comes first anyway
-            _arm(for: deadline, in: &state)
+            guard state.hasThread else {
+                state.hasThread = true
+                return .start
+            }
+            // The thread looks again before it sleeps, or wakes for an earlier deadline anyway.
+            guard let sleepingUntil = state.sleepingUntil, deadline < sleepingUntil else { return .none }
+            state.sleepingUntil = nil
+            return .signal
+        }
+        switch wake {
+        case .none: break
+        case .signal: wakeUp.signal()
+        case .start:
+            EngineThreads.startThread(named: threadName, utility: true) { [self] in runThread() }
         }
     }
 
     /// Actions waiting for their deadlines (for the tests).
     var pendingCount: Int { state.withLock { $0.pending.count } }
 
-    /// Points the timer at `deadline`, creating it the first time.
-    private func _arm(for deadline: DispatchTime, in state: inout State) {
-        state.armedFor = deadline
-        if let timer = state.timer {
-            timer.schedule(deadline: deadline, leeway: .milliseconds(10))
-            return
-        }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.setEventHandler { [weak self] in self?.fire() }
-        timer.schedule(deadline: deadline, leeway: .milliseconds(10))
-        timer.resume()
-        state.timer = timer
-    }
-
-    /// Runs what is due, then re-arms for the next deadline, if any.
-    private func fire() {
-        let due = state.withLock { state -> [Pending] in
-            let now = DispatchTime.now()
-            let count = state.pending.firstIndex { $0.deadline > now } ?? state.pending.count
-            let due = Array(state.pending.prefix(count))
-            state.pending.removeFirst(count)
-            if let next = state.pending.first {
-                _arm(for: next.deadline, in: &state)
-            } else {
-                state.armedFor = nil  // the one-shot timer stays resumed, unarmed, until the next `run`
+    /// Runs what is due, then sleeps until the next deadline, until nothing is pending (the
+    /// shared timer's thread then waits for the next action instead of ending).
+    private func runThread() {
+        while true {
+            let (due, next) = state.withLock { state -> ([Pending], DispatchTime?) in
+                let now = DispatchTime.now()
+                let count = state.pending.firstIndex { $0.deadline > now } ?? state.pending.count
+                let due = Array(state.pending.prefix(count))
+                state.pending.removeFirst(count)
+                guard due.isEmpty else { return (due, nil) }  // run them, then look again
+                if let next = state.pending.first {
+                    state.sleepingUntil = next.deadline
+                    return ([], next.deadline)
+                }
+                if !keepsItsThread {
+                    state.hasThread = false
+                    return ([], nil)
+                }
+                state.sleepingUntil = .distantFuture
+                return ([], .distantFuture)
             }
-            return due
+            if !due.isEmpty {
+                for pending in due { pending.action() }
+                continue
+            }
+            guard let next else { return }
+            // A signal left over from a wake that crossed a timeout only makes one more pass.
+            _ = wakeUp.wait(timeout: next)
+            state.withLock { $0.sleepingUntil = nil }
         }
-        for pending in due { pending.action() }
     }
 }

@@ -7,7 +7,8 @@ import ManagedCacheLocking
 ///
 /// Why: a timer task per load added a task group and two thread hops to every download, and a
 /// cancelled `Task.sleep` keeps its memory until its deadline (30 s by default), so every load of
-/// the last 30 s stayed in memory. The timer ticks every 50 ms, and only while downloads run.
+/// the last 30 s stayed in memory. It ticks every 50 ms on the engine's timer thread
+/// (`DeadlineTimer.shared`), and only while downloads run.
 final class IdleWatchdog: Sendable {
     /// The process-wide watchdog.
     static let shared = IdleWatchdog()
@@ -21,47 +22,44 @@ final class IdleWatchdog: Sendable {
     private struct State {
         var watched: [UInt64: Watched] = [:]
         var nextIdentifier: UInt64 = 0
-        var timer: DispatchSourceTimer?
+        /// Whether the next tick is queued on the timer.
+        var ticking = false
     }
 
     private let state = Lock(State())
-    private let queue = DispatchQueue(label: "ManagedCache.idle-watchdog", qos: .utility)
-    private static let tick = DispatchTimeInterval.milliseconds(50)
+    private let timer: DeadlineTimer
+    private static let tick = 0.05
+
+    init(timer: DeadlineTimer = .shared) {
+        self.timer = timer
+    }
 
     /// Watches `receiver`: if it reports no activity for `timeout` seconds, it is marked timed out
     /// and `stop` is called. Returns a token for `unwatch`.
     func watch(_ receiver: FetchReceiver, timeout: Double, stop: @escaping @Sendable () -> Void) -> UInt64 {
-        state.withLock { state in
+        let (token, startsTicking) = state.withLock { state -> (UInt64, Bool) in
             state.nextIdentifier &+= 1
             state.watched[state.nextIdentifier] = Watched(receiver: receiver, timeout: timeout, stop: stop)
-            if state.timer == nil {
-                let timer = DispatchSource.makeTimerSource(queue: queue)
-                timer.schedule(deadline: .now() + Self.tick, repeating: Self.tick, leeway: .milliseconds(10))
-                timer.setEventHandler { [weak self] in self?.check() }
-                timer.resume()
-                state.timer = timer
-            }
-            return state.nextIdentifier
+            defer { state.ticking = true }
+            return (state.nextIdentifier, !state.ticking)
         }
+        if startsTicking { timer.run(after: Self.tick) { [weak self] in self?.check() } }
+        return token
     }
 
-    /// Stops watching (the download ended).
+    /// Stops watching (the download ended). The ticks stop at the next one that finds nothing watched.
     func unwatch(_ token: UInt64) {
-        let idleTimer = state.withLock { state -> DispatchSourceTimer? in
-            state.watched.removeValue(forKey: token)
-            guard state.watched.isEmpty, let timer = state.timer else { return nil }
-            state.timer = nil
-            return timer
-        }
-        idleTimer?.cancel()
+        _ = state.withLock { $0.watched.removeValue(forKey: token) }
     }
 
     private func check() {
-        let expired = state.withLock { state -> [Watched] in
+        let (expired, ticksAgain) = state.withLock { state -> ([Watched], Bool) in
             let expired = state.watched.filter { $0.value.receiver.secondsSinceLastActivity() >= $0.value.timeout }
             for token in expired.keys { state.watched.removeValue(forKey: token) }
-            return Array(expired.values)
+            state.ticking = !state.watched.isEmpty
+            return (Array(expired.values), state.ticking)
         }
+        if ticksAgain { timer.run(after: Self.tick) { [weak self] in self?.check() } }
         for watched in expired {
             watched.receiver.markTimedOut()
             watched.stop()

@@ -1,12 +1,11 @@
-import Dispatch
-
-/// The executor the manager runs its loads, decodes and file-cache work on: a concurrent dispatch
-/// queue rather than Swift's cooperative pool.
+/// The executor the manager runs its loads, decodes and file-cache work on: the engine's worker
+/// threads (`EngineThreads.workers`) rather than Swift's cooperative pool.
 ///
 /// Why: decoding and file I/O block their thread for a while, and so does app code that waits
 /// synchronously. The cooperative pool has one thread per core (two on a small device), so a
-/// few blocked threads there would stall every image in the app. Dispatch adds threads when its
-/// threads block, so loads keep moving whatever else the process does.
+/// few blocked threads there would stall every image in the app, and the app's own tasks would
+/// stall the loads. The workers are the engine's alone, a fixed number whatever the load (a
+/// concurrent dispatch queue, used before, added a thread for every block that blocked).
 ///
 /// Task executors arrived with iOS 18 / macOS 15: below them, `LoadingTask.start` runs the same
 /// work as detached tasks on the cooperative pool (what most image pipelines do everywhere).
@@ -15,12 +14,12 @@ final class LoadingExecutor: TaskExecutor {  // portability-lint: allow declared
     /// One executor per process, shared by every manager.
     static let shared = LoadingExecutor()
 
-    private let queue = DispatchQueue(label: "ManagedCache.loading", qos: .utility, attributes: .concurrent)
+    private let workers = EngineThreads.workers
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        workers.async { job.runSynchronously(on: executor) }
     }
 }
 

@@ -27,8 +27,9 @@ public final class URLSessionDataLoader: DataLoading {
     private let delegate: SessionDelegate
     private let hostLimit: HostConnectionLimit
     #if !canImport(Darwin)
-    /// Where tasks are created and resumed on Linux (see `transfer`).
-    private let starter = DispatchQueue(label: "ManagedCache.URLSessionDataLoader.starter")
+    /// Where tasks are created and resumed on Linux (see `transfer`): one thread for every loader
+    /// of the process, as FoundationNetworking has one work queue for every session.
+    private let starter = EngineThreads.starter
     #endif
 
     /// The networks this loader's loads may use.
@@ -195,15 +196,15 @@ public final class URLSessionDataLoader: DataLoading {
             Self.cancel(task, transfer, delegate: delegate)
         }
         #else
-        // Created, registered and resumed in one block on a serial queue of the loader's own,
-        // the load's task suspended meanwhile: FoundationNetworking's `dataTask(with:)` and
-        // `resume()` wait for its one work queue, which every session of the process shares and
-        // which other transfers (and this session's back-pressure) can hold for seconds on a
-        // loaded machine. Called here, they held the threads of `LoadingExecutor`, which every
-        // manager's loads, decodes and file work share; a serial queue runs on dispatch's
-        // overcommit pool, which adds a thread when the others are blocked.
+        // Created, registered and resumed in one job on the engine's starter thread, the load's
+        // task suspended meanwhile: FoundationNetworking's `dataTask(with:)` and `resume()` wait
+        // for its one work queue, which every session of the process shares and which other
+        // transfers (and this session's back-pressure) can hold for seconds on a loaded machine.
+        // Called here, they held the engine's workers, which every manager's loads, decodes and
+        // file work share, and could hold all of them (see `EngineThreads`). One thread for every
+        // loader loses nothing: the waits are all for the same work queue.
         //
-        // One block, not one to create the task and one to resume it: each block wakes a thread,
+        // One job, not one to create the task and one to resume it: each job wakes a thread,
         // and between the two the load's task was resumed on `LoadingExecutor` only to register
         // the transfer (two thread wake-ups per load that raw `URLSession` does not make).
         // Not set: the task's priority. FoundationNetworking stores it without using it, and reads

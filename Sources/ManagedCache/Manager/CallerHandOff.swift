@@ -1,6 +1,4 @@
-import Dispatch
-
-/// What `manage` decided but does not do on its caller's thread, done on the hand-off queue
+/// What `manage` decided but does not do on its caller's thread, done on the engine's workers
 /// instead: creating the tasks of the loads it starts, cancelling the loads it pushed
 /// out of the loading buffer, releasing what it evicted or swept, and what the sections left by
 /// budgeted callers decided (`ManagerLock`).
@@ -12,9 +10,9 @@ import Dispatch
 /// creating tasks on the calling thread were where it was preempted most inside `manage`. One
 /// hop per call carries them all.
 struct CallerHandOff {
-    /// A concurrent queue at utility QoS, like the loading executor: what it runs never blocks
-    /// for long, and may run side by side.
-    static let queue = DispatchQueue(label: "ManagedCache.handOff", qos: .utility, attributes: .concurrent)
+    /// The engine's workers, like the loading executor: what it runs never blocks for long, and
+    /// may run side by side.
+    static let queue = EngineThreads.workers
 
     var starts: [FetchStart] = []
     var cancellations: [FetchTaskSlot] = []
@@ -29,7 +27,7 @@ struct CallerHandOff {
         starts.isEmpty && cancellations.isEmpty && released.isEmpty && retired.isEmpty && then.isEmpty
     }
 
-    /// Queues it all on the hand-off queue, in one block (nothing when empty).
+    /// Queues it all on the workers, in one job (nothing when empty).
     consuming func send() {
         guard !isEmpty else { return }
         let parcel = Parcel(self)
@@ -39,9 +37,9 @@ struct CallerHandOff {
     /// The hand-off across threads.
     ///
     /// `@unchecked Sendable`, and why that is safe: a `Parcel` is made by the thread that decided
-    /// its contents and handed to the queue at once; that thread keeps no reference to it or to
+    /// its contents and handed to the workers at once; that thread keeps no reference to it or to
     /// the closures and objects inside (they were made for this hand-off, under the manager's
-    /// lock, and the state no longer holds them). From then on, the queue's one block is the only
+    /// lock, and the state no longer holds them). From then on, the one job is the only
     /// code that reaches them, once. `starts` and `cancellations` are `Sendable` themselves; the
     /// non-`Sendable` parts are `then` (closures that touch only what they captured) and
     /// `retired` (objects only released).

@@ -131,7 +131,7 @@ extension ObjectManager {
             // Not here: a cancelled iteration calls this inside the task's cancellation, holding
             // the task's status lock, which a callback yielding to the stream needs, and
             // `unmanage` waits for a callback running on another thread.
-            DispatchQueue.global().async { [weak self] in self?.unmanage(user) }
+            EngineThreads.workers.async { [weak self] in self?.unmanage(user) }
         }
         manage(user, isAwaiting: true)
         return DeliveryEventStream(stream)

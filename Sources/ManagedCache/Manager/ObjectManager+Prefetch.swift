@@ -142,7 +142,7 @@ extension ObjectManager {
         } onCancel: {
             // Off the cancellation handler, which holds the task's status lock: cancelling calls
             // back users whose loads end with it.
-            DispatchQueue.global().async { self.cancelPrefetching(requests) }
+            EngineThreads.workers.async { self.cancelPrefetching(requests) }
         }
     }
 

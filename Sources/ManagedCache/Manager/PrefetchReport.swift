@@ -148,7 +148,7 @@ public struct PrefetchReport: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One reporting prefetch call: collects its requests' outcomes and tells its caller, on a serial
-/// queue of its own (never under the manager's lock, never on the thread that settled the
+/// lane of its own on the engine's workers (never under the manager's lock, never on the thread that settled the
 /// outcome), the progress after each and the report once all have one.
 final class PrefetchBatch: Sendable {
     private struct State {
@@ -162,10 +162,10 @@ final class PrefetchBatch: Sendable {
     private let progress: (@Sendable (PrefetchProgress) -> Void)?
     private let completion: @Sendable (PrefetchReport) -> Void
     /// Run for a request whose bytes are cached, before its outcome counts: pins them when its
-    /// policy asks and returns why that failed (file I/O: on the batch's queue, never under the
+    /// policy asks and returns why that failed (file I/O: on the batch's lane, never under the
     /// manager's lock).
     private let pinIfAsked: (@Sendable (ObjectRequest) -> FileCacheError?)?
-    private let callbacks = DispatchQueue(label: "ManagedCache.PrefetchBatch")
+    private let callbacks = SerialLane()
 
     init(
         requests: [ObjectRequest], pinIfAsked: (@Sendable (ObjectRequest) -> FileCacheError?)? = nil,
@@ -180,7 +180,7 @@ final class PrefetchBatch: Sendable {
     }
 
     /// Records the outcome of request `index` (the first outcome of a request is kept), on the
-    /// batch's queue: under the manager's lock this only queues it.
+    /// batch's lane: under the manager's lock this only queues it.
     func record(_ outcome: PrefetchOutcome, at index: Int) {
         callbacks.async { [self] in
             var outcome = outcome
