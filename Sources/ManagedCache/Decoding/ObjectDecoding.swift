@@ -29,7 +29,8 @@ public protocol ObjectDecoding: Sendable {
     /// not read into memory by the manager. Default `false`.
     var prefersFileURL: Bool { get }
 
-    /// Makes the object from the loaded bytes. Throw to reject them.
+    /// Makes the object from the loaded bytes. Throw to reject them. Called on one of the
+    /// engine's few threads: it must not block waiting for another load.
     ///
     /// - Parameter data: The bytes, in memory or as a verified file (``LoadedData/fileURL``).
     /// - Returns: The object every user of the key will share.

@@ -250,7 +250,7 @@ extension ObjectManager {
             feed.start(audience.previewSubscribers().compactMap { key, decoder in decoder.makePreviewSession().map { (key, $0) } })
         }
         for (key, session) in feed.append(chunk, at: offset) {
-            DispatchQueue.global(qos: .utility).async { [weak self] in
+            EngineThreads.workers.async { [weak self] in
                 let preview = session.makePreview()
                 feed.previewMade(for: key)
                 guard let self, let preview else { return }

@@ -121,7 +121,9 @@ extension ManagedObjectUser {
 /// The thread a user's asynchronous callbacks run on.
 public enum CallbackDelivery: Sendable, Hashable {
     /// On whichever thread finished the work, as soon as it is done. For thread-safe users,
-    /// `async` code and command-line programs.
+    /// `async` code and command-line programs. The callback runs on one of the engine's few
+    /// threads: it must not block waiting for another load (hand that wait to a task or a queue
+    /// of its own).
     case immediate
     /// On the main queue (`DispatchQueue.main`), for UI users, whichever thread called `manage`.
     /// The manager checks again on the main queue that the user still wants this request (and is
