@@ -23,6 +23,18 @@ enum JournalDecoder {
         }
         return (offset, offset != buffer.count)
     }
+
+    /// The record of the one whole frame that starts at `offset` in `buffer`, if it checks out.
+    static func frame(at offset: Int, in buffer: UnsafeRawBufferPointer) -> JournalRecord? {
+        guard offset >= 0, buffer.count - offset >= 8 else { return nil }
+        let length = Int(buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
+        guard length >= 1, length <= buffer.count - offset - 8 else { return nil }
+        var record: JournalRecord?
+        let (_, damaged) = decode(UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + 8 + length)])) { decoded, _ in
+            record = decoded
+        }
+        return damaged ? nil : record
+    }
 }
 
 /// Why a payload did not decode.

@@ -77,7 +77,7 @@ extension StoreState {
         var expected: [FileID: Int32] = [:]
         expected.reserveCapacity(index.count)
         for (position, slot) in index.slots.enumerated() where slot.live {
-            expected[slot.record.id] = Int32(position)
+            expected[slot.id] = Int32(position)
         }
         var found = [Bool](repeating: false, count: index.slots.count)
         for (bucket, files) in listing.buckets.enumerated() {
@@ -85,7 +85,7 @@ extension StoreState {
             for file in files {
                 if let id = file.id, promotions.contains(id) { continue }  // being committed
                 if let id = file.id, layout.bucket(of: id) == bucket, let slot = expected[id],
-                    file.size == index[slot].record.size
+                    file.size == index[slot].size
                 {
                     found[Int(slot)] = true
                     continue
@@ -100,8 +100,8 @@ extension StoreState {
             // Committed by another instance after the listing: looked up again.
             for (position, slot) in index.slots.enumerated() where slot.live && !found[position] {
                 var info = stat()
-                if stat(layout.path(for: slot.record.id), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-                    Int(info.st_size) == slot.record.size
+                if stat(layout.path(for: slot.id), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                    Int(info.st_size) == slot.size
                 {
                     found[position] = true
                 }

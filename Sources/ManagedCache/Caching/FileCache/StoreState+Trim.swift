@@ -126,12 +126,12 @@ extension StoreState {
             var elsewhere: [Int32] = []
             while let slot = index.popExpired(now: now) {
                 examined += 1
-                guard buckets.contains(Int(index[slot].bucket)), slot != protecting else {
+                guard buckets.contains(index.bucket(of: slot)), slot != protecting else {
                     elsewhere.append(slot)
                     continue
                 }
                 sliceCount -= 1
-                sliceBytes -= index[slot].record.size
+                sliceBytes -= index[slot].size
                 removed += 1
                 _evict(slot, into: &encoder, paths: &paths)
             }
@@ -158,7 +158,7 @@ extension StoreState {
                 cursors[best] = index[slot].newer
                 examined += 1
                 sliceCount -= 1
-                sliceBytes -= index[slot].record.size
+                sliceBytes -= index[slot].size
                 removed += 1
                 _evict(slot, into: &encoder, paths: &paths)
             }
