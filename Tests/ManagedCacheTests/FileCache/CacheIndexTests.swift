@@ -130,6 +130,46 @@ import Testing
         #expect(IndexSlot(record: record, useSequence: 1, recordBytes: 1, addOffset: 0).size == IndexSlot.maximumSize)
     }
 
+    /// A replay decodes `add` records for the index: no key and no metadata strings, the fields
+    /// the index keeps intact, and the frame still checked whole (a payload cut short is damage).
+    @Test func decodingForTheIndexKeepsWhatTheSlotNeedsAndChecksTheRest() {
+        var metadata = FileCacheMetadata(
+            expirationDate: Date(timeIntervalSinceReferenceDate: 99), etag: "\"e\"", lastModified: "yesterday",
+            contentType: "image/png", freshUntil: Date(timeIntervalSinceReferenceDate: 50), userInfo: ["a": "b", "c": "d"])
+        metadata.userInfo["e"] = "f"
+        let id = FileID(digestHigh: 1, digestLow: 2, version: 3)
+        let record = EntryRecord(
+            key: "https://example.com/k", id: id, size: 1_234, checksum: .crc32(9), created: 7, session: 4, metadata: metadata,
+            pinned: true)
+        var encoder = JournalEncoder()
+        encoder.append(.add(record))
+        encoder.append(.remove(key: "https://example.com/k", version: 3))
+        var decoded: [JournalRecord] = []
+        let (consumed, damaged) = encoder.bytes.withUnsafeBytes { raw in
+            JournalDecoder.decode(raw, forIndex: true) { record, _ in decoded.append(record) }
+        }
+        #expect(consumed == encoder.bytes.count && !damaged && decoded.count == 2)
+        guard case .add(let light)? = decoded.first else {
+            Issue.record("no add record")
+            return
+        }
+        #expect(light.key.isEmpty && light.id == id && light.size == 1_234 && light.checksum == .crc32(9))
+        #expect(light.created == 7 && light.session == 4 && light.pinned)
+        #expect(light.metadata == FileCacheMetadata(expirationDate: Date(timeIntervalSinceReferenceDate: 99)))
+        guard case .remove(let key, 3)? = decoded.last else {
+            Issue.record("no remove record")
+            return
+        }
+        #expect(key == "https://example.com/k", "other records keep their key")
+        // The whole record, as a lookup reads it.
+        let whole = encoder.bytes.withUnsafeBytes { JournalDecoder.frame(at: 0, in: $0) }
+        guard case .add(let full)? = whole else {
+            Issue.record("no whole add record")
+            return
+        }
+        #expect(full.key == "https://example.com/k" && full.metadata == metadata)
+    }
+
     /// An index that can expire keeps the commit time beside the slot: metadata with an
     /// expiration date, and back to the maximum age once it has none.
     @Test func expiryFollowsTheMetadataAndTheMaximumAge() {

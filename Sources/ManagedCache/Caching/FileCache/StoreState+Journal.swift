@@ -45,7 +45,7 @@ extension StoreState {
         // About one record per 80 bytes: reserving avoids rehashing 100,000 keys several times.
         index.reserve(raw.count / 80)
         var offset = 0
-        let (consumed, damaged) = JournalDecoder.decode(raw) { record, size in
+        let (consumed, damaged) = JournalDecoder.decode(raw, forIndex: true) { record, size in
             defer { offset += size }
             if !sawHeader {
                 if case .header(let kind, let generation) = record {
@@ -55,14 +55,15 @@ extension StoreState {
                 }
                 return
             }
-            if !foreignLayout { _apply(record, size: size, at: offset) }
+            if !foreignLayout { _apply(Self._whole(record, at: offset, in: raw, from: 0), size: size, at: offset) }
         }
         index.pack()
         return ReplayOutcome(consumed: consumed, damaged: damaged || !sawHeader, foreignLayout: foreignLayout)
     }
 
     /// Applies one record of `size` bytes, framing included, that starts at `offset` in the
-    /// journal (while replaying or catching up).
+    /// journal (while replaying or catching up), decoded `forIndex` (an `add` record without its
+    /// key: the index keeps none).
     mutating func _apply(_ record: JournalRecord, size: Int, at offset: Int) {
         switch record {
         case .header:
@@ -92,6 +93,13 @@ extension StoreState {
                 index.setPinned(slot, pinned)
             }
         }
+    }
+
+    /// `record`, decoded for the index, as it is whole when the index must keep it whole: an `add`
+    /// record past 4 GiB, where no offset can point at it (`raw` holds the journal from `base`).
+    static func _whole(_ record: JournalRecord, at offset: Int, in raw: UnsafeRawBufferPointer, from base: Int) -> JournalRecord {
+        guard case .add = record, JournalOffsets.stored(offset) == JournalOffsets.unknown else { return record }
+        return JournalDecoder.frame(at: offset - base, in: raw) ?? record
     }
 
     /// The size the `add` record of the entry in `slot` takes with `key` and `metadata`.
@@ -129,9 +137,10 @@ extension StoreState {
                 throw .io(operation: "read index journal", errno: error)
             }
             var offset = journal.appliedOffset
+            let start = offset
             let (consumed, damaged) = tail.withUnsafeBytes { raw in
-                JournalDecoder.decode(raw) { record, size in
-                    _apply(record, size: size, at: offset)
+                JournalDecoder.decode(raw, forIndex: true) { record, size in
+                    _apply(Self._whole(record, at: offset, in: raw, from: start), size: size, at: offset)
                     offset += size
                 }
             }
