@@ -304,6 +304,12 @@ extension StoreState {
                 offsets.append(entry)
             }
         }
+        if !lost.isEmpty, offsets.isEmpty {
+            // Not one record could be read back (the journal is unreadable, not damaged here and
+            // there): keep the index and the journal as they are rather than drop every entry.
+            degraded = true
+            throw .io(operation: "compact index journal: read its records", errno: EIO)
+        }
         for slot in order { index.setTouchPending(slot, false) }
         pendingTouches.removeAll()
         pendingVerifications.removeAll()
