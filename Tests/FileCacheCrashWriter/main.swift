@@ -63,6 +63,9 @@ let prefix = steady ? arguments[6] : "key-"
 let shareLimits = share && arguments.count >= 9 ? (bytes: Int(arguments[7]), count: Int(arguments[8])) : nil
 
 let stopMode = arguments[4] == "stop"
+/// In crash mode, how many entries the test stored before (`prefill-<n>`, at most 64 bytes
+/// each): the limits leave room for them, so the kills happen over a cache of that size.
+let prefilled = arguments[4] == "crash" && arguments.count >= 6 ? Int(arguments[5]) ?? 0 : 0
 
 let cache: any FileCaching
 do {
@@ -75,8 +78,9 @@ do {
             : try FileCache(directory: root, configuration: .init(byteLimit: shareLimits.bytes, countLimit: shareLimits.count))
     } else if big {
         cache = try BigFileCache(
-            directory: root, configuration: .init(byteLimit: 3 << 20, countLimit: 400, pinnedByteLimit: CrashPayload.pinnedQuota(big: true))
-        )
+            directory: root,
+            configuration: .init(
+                byteLimit: (3 << 20) + prefilled * 64, countLimit: 400 + prefilled, pinnedByteLimit: CrashPayload.pinnedQuota(big: true)))
     } else {
         cache = try FileCache(
             directory: root,
@@ -262,7 +266,8 @@ for _ in 0..<iterations {
         case 980..<997:
             cache.trim()
         default:
-            if !steady {
+            // Not over a prefilled cache: what the kills are tested over stays.
+            if !steady && prefilled == 0 {
                 say("I *")
                 cache.removeAll()
                 say("A")

@@ -138,6 +138,28 @@ import Testing
         }
     }
 
+    /// The pass a commit starts deletes what the limit needs plus a bounded headroom, not its
+    /// slice's whole share (a tenth of the excess: ten thousand files at a million entries), so
+    /// no commit waits for a whole pass; the commits after it find room and delete nothing.
+    @Test func aCommitOverTheLimitDeletesABoundedHeadroomNotAWholePass() throws {
+        try withTemporaryDirectory { root in
+            let limit = 7_000
+            let cache = try BigFileCache(directory: root, configuration: .init(countLimit: limit))
+            for index in 0..<limit { try cache.store(testBytes(10, seed: UInt64(index)), forKey: "k\(index)") }
+            #expect(cache.statistics.count == limit)
+            // One past the limit: each slice holds about 700 entries, and a whole pass would keep
+            // 90 % of its slice (about 70 deleted); the commit deletes 64.
+            try cache.store(testBytes(10, seed: 0), forKey: "over")
+            #expect(cache.statistics.count == limit + 1 - StoreState.headroomPerCommit)
+            for index in 0..<(StoreState.headroomPerCommit - 1) {
+                try cache.store(testBytes(10, seed: UInt64(index)), forKey: "more\(index)")
+            }
+            #expect(cache.statistics.count == limit, "the headroom took the next commits without a deletion")
+            #expect(cache.entry(forKey: "over") != nil)
+            try expectConsistent(cache, root: root)
+        }
+    }
+
     @Test func trimStateBelongsToTheInstance() throws {
         try withTemporaryDirectory { root in
             let first = try BigFileCache(directory: root.appendingPathComponent("one"))

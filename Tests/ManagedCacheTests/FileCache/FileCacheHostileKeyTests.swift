@@ -85,6 +85,45 @@ import Testing
         }
     }
 
+    /// Two keys whose digests agree (the index files entries by the first 128 bits of the
+    /// SHA-256 of the key; no such pair is known, so the journal is given one: an `add` record of
+    /// the key "second" under the identity of "first", its file in place). The index holds one
+    /// entry for the digest, and a lookup of "first" compares the key in its record and misses:
+    /// a key never gets the bytes of another key.
+    @Test(arguments: CacheKind.allCases)
+    func aKeyNeverGetsTheEntryOfAnotherKeyWithTheSameDigest(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            let second = Data("the second key's bytes".utf8)
+            do {
+                let cache = try kind.open(root, replaysInBackground: false)
+                try cache.store(Data("the first key's bytes".utf8), forKey: "first", metadata: FileCacheMetadata())
+                var id = FileID.makeNew(forKey: "first")
+                id.version = 0x1234_5678_9ABC_DEF1
+                let path = try cacheStore(of: cache).layout.path(for: id)
+                #expect(FileManager.default.createFile(atPath: path, contents: second))
+                var encoder = JournalEncoder()
+                let checksum = second.withUnsafeBytes { XXH64.hash($0) }
+                encoder.append(
+                    .add(
+                        EntryRecord(
+                            key: "second", id: id, size: second.count, checksum: .xxh64(checksum),
+                            created: Date().timeIntervalSinceReferenceDate, session: 1, metadata: FileCacheMetadata())))
+                let journal = try FileHandle(forWritingTo: root.appendingPathComponent("journal"))
+                try journal.seekToEnd()
+                try journal.write(contentsOf: Data(encoder.bytes))
+                try journal.close()
+            }
+            let reopened = try kind.open(root, replaysInBackground: false)
+            #expect(reopened.statistics.count == 1, "one entry for the one digest")
+            #expect(reopened.entry(forKey: "first") == nil, "the record under its digest is another key's")
+            #expect(reopened.entry(forKey: "second") == nil, "its own digest has no entry")
+            // The key works again once stored again.
+            try reopened.store(Data("again".utf8), forKey: "first", metadata: FileCacheMetadata())
+            let entry = try #require(reopened.entry(forKey: "first"))
+            #expect(try reopened.readData(for: entry) == Data("again".utf8))
+        }
+    }
+
     private func checkAll(_ cache: any FileCaching, keys: [String], root: URL) throws {
         #expect(cache.statistics.count == keys.count)
         var files = Set<URL>()

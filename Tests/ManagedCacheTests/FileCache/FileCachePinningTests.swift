@@ -328,7 +328,7 @@ import Testing
                 let record = EntryRecord(
                     key: key, id: id, size: size, checksum: .xxh64(0), created: Double(step), session: 1,
                     metadata: FileCacheMetadata(), pinned: pinned)
-                index.insert(record, bucket: Int(generator.next() % UInt64(bucketCount)), recordBytes: 10)
+                index.insert(record, recordBytes: 10, addOffset: step * 10)
                 model[key] = (size, pinned)
             case 5..<7:
                 if let slot = index.find(key) {
@@ -344,8 +344,10 @@ import Testing
             default:
                 // Whatever the heap says expired is never pinned; it is removed, as a trim would.
                 while let slot = index.popExpired(now: Double(step)) {
-                    #expect(!index[slot].record.pinned)
-                    model[index[slot].record.key] = nil
+                    #expect(!index[slot].pinned)
+                    let key = model.keys.first { index.find($0) == slot }
+                    #expect(key != nil)
+                    if let key { model[key] = nil }
                     index.remove(slot)
                 }
             }
@@ -360,8 +362,8 @@ import Testing
                 var bytes = 0
                 var count = 0
                 while slot >= 0 {
-                    #expect(!index[slot].record.pinned)
-                    bytes += index[slot].record.size
+                    #expect(!index[slot].pinned)
+                    bytes += index[slot].size
                     count += 1
                     slot = index[slot].newer
                 }
@@ -369,7 +371,7 @@ import Testing
                 listed += count
             }
             #expect(listed == index.unpinnedCount)
-            #expect(index.pinnedSlots().allSatisfy { index[$0].record.pinned })
+            #expect(index.pinnedSlots().allSatisfy { index[$0].pinned })
             #expect(index.pinnedSlots().count == index.pinnedCount)
             let order = index.slotsByRecency()
             #expect(order.count == index.count)

@@ -14,9 +14,12 @@ import Foundation
 ///   so that after a full rotation the cache would be at 90 % of its limit. A pass costs
 ///   in-memory work on its slice plus one unlink per file it deletes, whatever the cache's size.
 /// - **Still always within limits.** A commit that puts the cache over a limit runs passes on
-///   successive slices until it is within them again (at most one rotation); since each pass
-///   brings a little headroom, most commits run no pass at all. Expired entries are deleted at
-///   every commit from an expiry queue (cost proportional to what expired), never returned.
+///   successive slices until it is within them again (at most one rotation). Such a pass deletes
+///   what the limits need plus at most 64 entries of headroom, not its slice's whole share (a
+///   tenth of the excess, ten thousand files in a cache of a million), so no commit waits for a
+///   whole pass, and the commits after it find room and delete nothing. Expired entries are
+///   deleted at every commit from an expiry queue (cost proportional to what expired), never
+///   returned. `trim()`, `trimPass()` and an opening under lower limits run whole passes.
 /// - **LRU within a slice.** Eviction order is least recently used among the slice's entries,
 ///   not over the whole cache.
 /// - **Pinned entries stay.** Pinned entries (``JournaledFileCache/pin(forKey:)``, `store(_:forKey:metadata:pinned:)`)

@@ -1,19 +1,48 @@
 import Foundation
 
-/// The in-memory index of a cache: entries by key, an LRU list per bucket, totals, and an
-/// expiry heap. Plain data, guarded by `CacheStore`'s mutex; nothing here does I/O.
+/// The in-memory index of a cache: entries by their key's digest, an LRU list per bucket, totals,
+/// and an expiry heap. Plain data, guarded by `CacheStore`'s mutex; nothing here does I/O.
+///
+/// Memory: an entry is one `IndexSlot` (52 bytes) in one array, plus a 32-bit position in an
+/// open-addressing table kept at most 80 % full (about 5 bytes an entry once the opening has
+/// packed it to three quarters full). No key string and no object per entry: the key, checksum,
+/// commit time and metadata stay in the entry's journal record, read when a lookup or a rare path
+/// needs them (see `StoreState._record`). Beside the slots, and only for the entries that need
+/// them: the verified stamps of entries read since their last commit, the commit time of entries
+/// that can expire, later metadata records' offsets, and whole records whose offset does not fit.
+///
+/// Identity by digest: an entry is found by the first 128 bits of the SHA-256 of its key (what
+/// names its file). Two keys with one digest share a position, so the later replaces the earlier,
+/// as a store of the same key would; a lookup then reads the record and compares the key byte for
+/// byte (`StoreState._find`), so a key never gets another key's entry. Finding two keys that agree
+/// in 128 bits of SHA-256 takes about 2^64 hash evaluations; by chance, among a million keys, it
+/// happens with a probability near 10^-27.
 ///
 /// Pinned entries are apart: they live in a list of their own (`pinnedList`, in use order),
 /// never in a bucket's LRU list, never in the expiry heap, and the bucket totals leave them out.
 /// So every eviction (which walks the bucket lists) and every expiry (which pops the heap) passes
 /// them by at no cost, and the limits are checked against `unpinnedCount` and `unpinnedBytes`.
 ///
-/// Slots live in one array and are linked by index, so a hit moves no memory and allocates nothing.
+/// Slots are linked by index, so a hit moves no memory and allocates nothing.
 /// Sendable: a deferred opening builds one outside the mutex and moves it in.
 struct CacheIndex: Sendable {
+    /// When an entry that can expire was committed, and its own expiration date, if it has one.
+    struct Timing: Sendable {
+        var created: Double
+        var expirationDate: Double?
+    }
+
+    /// An entry's file stamp when its checksum last matched (see `CacheStore.readData`), and
+    /// where the `verified` record that says so starts in the journal (0: not journaled yet).
+    struct Verification: Sendable {
+        var stamp: FileStamp
+        var offset: UInt32
+    }
+
     private(set) var slots: [IndexSlot] = []
     private var freeSlots: [Int32] = []
-    private var positions: [IndexKey: Int32] = [:]
+    /// Open addressing by digest, linear probing: a slot number, or -1 for an empty position.
+    private var table: [Int32] = []
     private(set) var buckets: [BucketList]
     private(set) var count = 0
     private(set) var totalBytes = 0
@@ -26,19 +55,27 @@ struct CacheIndex: Sendable {
     private(set) var recordBytes = 0
     /// How many live entries have a finite expiry.
     private(set) var expiringCount = 0
-    private var useCounter: UInt64 = 0
+    private var useCounter: UInt32 = 0
     private var expiries = MinHeap<ExpiryItem>()
-    /// Per slot, the file's stamp when its checksum last matched, in this instance or in any
-    /// instance that journaled it (see `CacheStore.readData`). Beside the slots rather than in them: few entries are read per
-    /// session, and smaller slots make opening a large cache faster.
-    private var verifiedStamps: [Int32: FileStamp] = [:]
-    /// Per slot, the entry's location once it was looked up (see `EntryLocation`).
-    private var locations: [Int32: EntryLocation] = [:]
+    private var timings: [Int32: Timing] = [:]
+    private var verifications: [Int32: Verification] = [:]
+    /// Where an entry's latest `metadata` record starts, for the entries that have one.
+    private var metadataOffsets: [Int32: UInt32] = [:]
+    /// Whole records of entries whose `add` record lies past 4 GiB in the journal, and metadata
+    /// whose record does: what the journal offsets cannot point at.
+    private var detachedRecords: [Int32: EntryRecord] = [:]
+    private var detachedMetadata: [Int32: FileCacheMetadata] = [:]
     let maximumAge: Double?
-    /// Every key inserted since the filter was last rebuilt (see `MissShortcut`). Shared with
-    /// lookups that do not take the mutex; kept by `removeAll`, so it only ever grows between
-    /// rebuilds.
+    /// The digests of every key inserted since the filter was last rebuilt (see `MissShortcut`).
+    /// Shared with lookups that do not take the mutex; kept by `removeAll`, so it only ever
+    /// grows between rebuilds.
     let presence: KeyPresenceFilter
+
+    /// The table is grown when more than this fraction of it is in use...
+    private static let maximumLoad = 0.8
+    /// ...to this fraction; `pack()` sets it to `packedLoad`.
+    private static let grownLoad = 0.6
+    private static let packedLoad = 0.75
 
     init(bucketCount: Int, maximumAge: TimeInterval?, presence: KeyPresenceFilter = KeyPresenceFilter()) {
         buckets = Array(repeating: BucketList(), count: bucketCount)
@@ -54,21 +91,52 @@ struct CacheIndex: Sendable {
     /// Prepares for `capacity` entries (at open, from the journal's size).
     mutating func reserve(_ capacity: Int) {
         slots.reserveCapacity(capacity)
-        positions.reserveCapacity(capacity)
+        if Double(capacity) > Double(table.count) * Self.maximumLoad { rebuildTable(capacity: Int(Double(capacity) / Self.grownLoad)) }
         presence.reserve(keys: capacity)
     }
 
-    /// The keys of the live entries, in slot order.
-    var liveKeys: some Sequence<String> {
-        slots.lazy.filter(\.live).map(\.record.key)
+    /// Gives back what `reserve` or growth left unused (after an opening's replay): the slots
+    /// array at its length, the table three quarters full.
+    mutating func pack() {
+        if slots.capacity > slots.count + slots.count / 16 + 16 {
+            var packed: [IndexSlot] = []
+            packed.reserveCapacity(slots.count)
+            packed.append(contentsOf: slots)
+            slots = packed
+        }
+        if freeSlots.capacity > freeSlots.count * 2 + 16 { freeSlots = Array(freeSlots) }
+        rebuildTable(capacity: max(16, Int(Double(count) / Self.packedLoad) + 1))
+    }
+
+    /// The live slots, in slot order.
+    var liveSlots: some Sequence<Int32> {
+        slots.indices.lazy.filter { slots[$0].live }.map { Int32($0) }
     }
 
     subscript(_ slot: Int32) -> IndexSlot { slots[Int(slot)] }
 
-    /// The slot of `key`, or nil.
+    /// The slot whose digest is `key`'s, or nil. The caller compares the key when it matters
+    /// (two keys can share a digest: see the type's comment).
     func find(_ key: String) -> Int32? {
-        positions[IndexKey(key)]
+        let digest = SHA256.first128Bits(key.utf8)
+        return find(digestHigh: digest.high, digestLow: digest.low)
     }
+
+    /// The slot with this digest, or nil.
+    func find(digestHigh: UInt64, digestLow: UInt64) -> Int32? {
+        guard !table.isEmpty else { return nil }
+        var position = home(digestLow)
+        while true {
+            let slot = table[position]
+            if slot < 0 { return nil }
+            if slots[Int(slot)].has(digestHigh: digestHigh, digestLow: digestLow) { return slot }
+            position += 1
+            if position == table.count { position = 0 }
+        }
+    }
+
+    /// Which bucket the entry in `slot` belongs to.
+    func bucket(of slot: Int32) -> Int { slots[Int(slot)].id.bucket(of: buckets.count) }
 
     /// When an entry committed at `created` with `metadata` expires if it is not pinned: its own
     /// expiration date, else `created + maximumAge`, else never. (A pinned entry never expires.)
@@ -78,15 +146,29 @@ struct CacheIndex: Sendable {
         return .infinity
     }
 
-    /// Inserts `record` as the most recent entry, replacing any entry of the same key (returned).
+    /// When the entry in `slot` expires (`.infinity`: never).
+    func expires(_ slot: Int32) -> Double {
+        guard !slots[Int(slot)].pinned, let timing = timings[slot] else { return .infinity }
+        if let date = timing.expirationDate { return date }
+        if let maximumAge { return timing.created + maximumAge }
+        return .infinity
+    }
+
+    /// Inserts `record` as the most recent entry, replacing any entry of the same digest
+    /// (returned). `addOffset` is where its `add` record of `recordBytes` starts in the journal.
     @discardableResult
-    mutating func insert(_ record: EntryRecord, bucket: Int, recordBytes size: Int) -> (slot: Int32, replaced: IndexSlot?) {
-        let expires = record.pinned ? .infinity : expiry(created: record.created, metadata: record.metadata)
+    mutating func insert(_ record: EntryRecord, recordBytes size: Int, addOffset: Int) -> (slot: Int32, replaced: IndexSlot?) {
+        if useCounter == .max { renumberUses() }
         useCounter += 1
-        let slotValue = IndexSlot(
-            record: record, expires: expires, useSequence: useCounter, bucket: Int32(bucket),
-            newer: -1, older: -1, recordBytes: Int32(clamping: size), live: true,
-            touchPending: false)
+        let stored = JournalOffsets.stored(addOffset)
+        let slotValue = IndexSlot(record: record, useSequence: useCounter, recordBytes: size, addOffset: stored)
+        var replaced: IndexSlot?
+        if let previous = find(digestHigh: record.id.digestHigh, digestLow: record.id.digestLow) {
+            replaced = remove(previous)
+        }
+        if Double(count + 1) > Double(table.count) * Self.maximumLoad {
+            rebuildTable(capacity: max(16, Int(Double(count + 1) / Self.grownLoad)))
+        }
         let slot: Int32
         if let reused = freeSlots.popLast() {
             slot = reused
@@ -95,15 +177,15 @@ struct CacheIndex: Sendable {
             slot = Int32(slots.count)
             slots.append(slotValue)
         }
-        // One hash of the key for both the lookup of a previous version and the insertion.
-        var replaced: IndexSlot?
-        if let previous = positions.updateValue(slot, forKey: IndexKey(record.key)) {
-            replaced = remove(previous, keepingPosition: true)
+        place(slot)
+        if stored == JournalOffsets.unknown { detachedRecords[slot] = record }
+        if maximumAge != nil || record.metadata.expirationDate != nil {
+            timings[slot] = Timing(created: record.created, expirationDate: record.metadata.expirationDate?.timeIntervalSinceReferenceDate)
         }
         linkNewest(slot)
-        presence.add(record.key)
+        presence.add(hash: record.id.digestLow)
         count += 1
-        totalBytes += record.size
+        totalBytes += slotValue.size
         recordBytes += size
         addToTotals(slot)
         return (slot, replaced)
@@ -112,25 +194,23 @@ struct CacheIndex: Sendable {
     /// Removes the entry in `slot` and returns what it held.
     @discardableResult
     mutating func remove(_ slot: Int32) -> IndexSlot {
-        remove(slot, keepingPosition: false)
-    }
-
-    /// Removes the entry in `slot`; `keepingPosition` when its key already maps to its successor.
-    private mutating func remove(_ slot: Int32, keepingPosition: Bool) -> IndexSlot {
         let removed = slots[Int(slot)]
         precondition(removed.live, "removing a free index slot")
+        let expiring = expires(slot).isFinite
         unlink(slot)
-        if !keepingPosition { positions[IndexKey(removed.record.key)] = nil }
+        displace(slot)
         slots[Int(slot)].live = false
         slots[Int(slot)].touchPending = false
-        verifiedStamps[slot] = nil
-        locations[slot] = nil
-        slots[Int(slot)].record.metadata = FileCacheMetadata()
+        timings[slot] = nil
+        verifications[slot] = nil
+        metadataOffsets[slot] = nil
+        detachedRecords[slot] = nil
+        detachedMetadata[slot] = nil
         freeSlots.append(slot)
         count -= 1
-        totalBytes -= removed.record.size
+        totalBytes -= removed.size
         recordBytes -= Int(removed.recordBytes)
-        subtractFromTotals(removed)
+        subtractFromTotals(removed, expiring: expiring)
         if expiries.count > 2 * count + 64 { rebuildExpiries() }
         return removed
     }
@@ -138,27 +218,28 @@ struct CacheIndex: Sendable {
     /// Makes the entry the most recent one, last used in `session`.
     mutating func touch(_ slot: Int32, session: UInt32) {
         unlink(slot)
+        if useCounter == .max { renumberUses() }
         useCounter += 1
         slots[Int(slot)].useSequence = useCounter
-        slots[Int(slot)].record.session = session
+        slots[Int(slot)].session = session
         linkNewest(slot)
     }
 
     /// Pins or unpins the entry: it moves to the other list as its most recent entry (a pin or an
     /// unpin counts as a use, so each list stays in use order), its bytes to the other total, and
-    /// its expiry is dropped (pinned) or computed again (unpinned).
+    /// its expiry is dropped (pinned) or computed again (unpinned). A pinned `add` record is one
+    /// byte longer (its flags byte).
     mutating func setPinned(_ slot: Int32, _ pinned: Bool) {
         let old = slots[Int(slot)]
-        guard old.live, old.record.pinned != pinned else { return }
+        guard old.live, old.pinned != pinned else { return }
+        let wasExpiring = expires(slot).isFinite
         unlink(slot)
-        subtractFromTotals(old)
-        var record = old.record
-        record.pinned = pinned
-        slots[Int(slot)].record = record
-        slots[Int(slot)].expires = pinned ? .infinity : expiry(created: record.created, metadata: record.metadata)
-        let size = JournalEncoder.addRecordSize(record)
+        subtractFromTotals(old, expiring: wasExpiring)
+        slots[Int(slot)].pinned = pinned
+        let size = Int(old.recordBytes) + (pinned ? 1 : -1)
         recordBytes += size - Int(old.recordBytes)
-        slots[Int(slot)].recordBytes = Int32(clamping: size)
+        slots[Int(slot)].recordBytes = UInt16(clamping: size)
+        if useCounter == .max { renumberUses() }
         useCounter += 1
         slots[Int(slot)].useSequence = useCounter
         linkNewest(slot)
@@ -168,91 +249,107 @@ struct CacheIndex: Sendable {
     /// Counts the entry in `slot` (just linked) in the totals of its list and the expiry heap.
     private mutating func addToTotals(_ slot: Int32) {
         let entry = slots[Int(slot)]
-        if entry.record.pinned {
+        if entry.pinned {
             pinnedCount += 1
-            pinnedBytes += entry.record.size
+            pinnedBytes += entry.size
         } else {
-            buckets[Int(entry.bucket)].count += 1
-            buckets[Int(entry.bucket)].bytes += entry.record.size
+            let bucket = bucket(of: slot)
+            buckets[bucket].count += 1
+            buckets[bucket].bytes += entry.size
         }
-        if entry.expires.isFinite {
+        let expires = expires(slot)
+        if expires.isFinite {
             expiringCount += 1
-            expiries.push(ExpiryItem(expires: entry.expires, slot: slot, version: entry.record.id.version))
+            expiries.push(ExpiryItem(expires: expires, slot: slot, version: entry.version))
         }
     }
 
     /// Takes `entry` (as it was counted: `addToTotals`) off the totals of its list and the count
     /// of expiring entries. Its expiry-heap item stays: items are checked against their slot when
     /// they come up, and the heap is rebuilt when stale ones outnumber the entries.
-    private mutating func subtractFromTotals(_ entry: IndexSlot) {
-        if entry.record.pinned {
+    private mutating func subtractFromTotals(_ entry: IndexSlot, expiring: Bool) {
+        if entry.pinned {
             pinnedCount -= 1
-            pinnedBytes -= entry.record.size
+            pinnedBytes -= entry.size
         } else {
-            buckets[Int(entry.bucket)].count -= 1
-            buckets[Int(entry.bucket)].bytes -= entry.record.size
+            let bucket = entry.id.bucket(of: buckets.count)
+            buckets[bucket].count -= 1
+            buckets[bucket].bytes -= entry.size
         }
-        if entry.expires.isFinite { expiringCount -= 1 }
+        if expiring { expiringCount -= 1 }
     }
 
-    /// Replaces the entry's metadata (and with it its expiry, unless it is pinned).
-    mutating func replaceMetadata(_ slot: Int32, with metadata: FileCacheMetadata) {
-        let old = slots[Int(slot)]
-        var record = old.record
-        record.metadata = metadata
-        let expires = record.pinned ? .infinity : expiry(created: record.created, metadata: metadata)
-        slots[Int(slot)].record = record
-        slots[Int(slot)].expires = expires
-        let size = JournalEncoder.addRecordSize(record)
-        recordBytes += size - Int(old.recordBytes)
-        slots[Int(slot)].recordBytes = Int32(clamping: size)
-        expiringCount += (expires.isFinite ? 1 : 0) - (old.expires.isFinite ? 1 : 0)
+    /// Replaces the entry's metadata (and with it its expiry, unless it is pinned): its
+    /// `metadata` record of the entry starts at `offset` in the journal, and the entry's `add`
+    /// record would now take `recordBytes`.
+    mutating func replaceMetadata(_ slot: Int32, with metadata: FileCacheMetadata, recordBytes size: Int, offset: Int) {
+        let wasExpiring = expires(slot).isFinite
+        let date = metadata.expirationDate?.timeIntervalSinceReferenceDate
+        if maximumAge != nil || date != nil {
+            let created = timings[slot]?.created ?? 0
+            timings[slot] = Timing(created: created, expirationDate: date)
+        } else {
+            timings[slot] = nil
+        }
+        let stored = JournalOffsets.stored(offset)
+        if detachedRecords[slot] != nil {
+            detachedRecords[slot]?.metadata = metadata
+        } else if stored == JournalOffsets.unknown {
+            detachedMetadata[slot] = metadata
+        } else {
+            metadataOffsets[slot] = stored
+            detachedMetadata[slot] = nil
+        }
+        let old = Int(slots[Int(slot)].recordBytes)
+        recordBytes += size - old
+        slots[Int(slot)].recordBytes = UInt16(clamping: size)
+        let expires = expires(slot)
+        expiringCount += (expires.isFinite ? 1 : 0) - (wasExpiring ? 1 : 0)
         if expires.isFinite {
-            expiries.push(ExpiryItem(expires: expires, slot: slot, version: record.id.version))
+            expiries.push(ExpiryItem(expires: expires, slot: slot, version: slots[Int(slot)].version))
         }
     }
 
-    /// Records where the entry's `add` record starts in the journal (its metadata and
-    /// verification records, if any, come later).
-    mutating func setAddOffset(_ slot: Int32, _ offset: Int) {
-        slots[Int(slot)].offsets = JournalOffsets(add: JournalOffsets.stored(offset))
+    /// Where the entry's records start in the journal.
+    func offsets(_ slot: Int32) -> JournalOffsets {
+        JournalOffsets(add: slots[Int(slot)].addOffset, metadata: metadataOffsets[slot] ?? 0, verified: verifications[slot]?.offset ?? 0)
     }
 
-    /// Replaces the entry's journal offsets (after compaction).
-    mutating func setOffsets(_ slot: Int32, _ offsets: JournalOffsets) {
-        slots[Int(slot)].offsets = offsets
+    /// Replaces the entry's journal offsets (after compaction, which writes its metadata into its
+    /// `add` record).
+    /// `record`: the whole record, kept beside when `offsets.add` is unknown.
+    mutating func setOffsets(_ slot: Int32, _ offsets: JournalOffsets, record: EntryRecord?) {
+        slots[Int(slot)].addOffset = offsets.add
+        metadataOffsets[slot] = nil
+        detachedMetadata[slot] = nil
+        detachedRecords[slot] = offsets.add == JournalOffsets.unknown ? record : nil
+        verifications[slot]?.offset = offsets.verified
     }
 
-    /// Records where the entry's latest `metadata` record starts in the journal.
-    mutating func setMetadataOffset(_ slot: Int32, _ offset: Int) {
-        slots[Int(slot)].offsets.metadata = JournalOffsets.stored(offset)
-    }
+    /// The whole record of an entry whose `add` record the journal offsets cannot point at.
+    func detachedRecord(_ slot: Int32) -> EntryRecord? { detachedRecords[slot] }
 
-    /// Records where the entry's latest `verified` record starts in the journal.
-    mutating func setVerifiedOffset(_ slot: Int32, _ offset: Int) {
-        slots[Int(slot)].offsets.verified = JournalOffsets.stored(offset)
-    }
+    /// The metadata of an entry whose latest `metadata` record the offsets cannot point at.
+    func detachedMetadata(_ slot: Int32) -> FileCacheMetadata? { detachedMetadata[slot] }
 
     mutating func setTouchPending(_ slot: Int32, _ pending: Bool) {
         slots[Int(slot)].touchPending = pending
     }
 
-    mutating func setVerifiedStamp(_ slot: Int32, _ stamp: FileStamp?) {
-        verifiedStamps[slot] = stamp
+    /// Remembers the stamp of the entry's file when its checksum last matched (nil: forget it),
+    /// and where its `verified` record starts in the journal (0: not journaled yet).
+    mutating func setVerified(_ slot: Int32, _ stamp: FileStamp?, offset: Int = 0) {
+        verifications[slot] = stamp.map { Verification(stamp: $0, offset: offset == 0 ? 0 : JournalOffsets.stored(offset)) }
     }
 
-    /// The entry's location, if it was built before.
-    func location(_ slot: Int32) -> EntryLocation? {
-        locations[slot]
+    /// Records where the entry's (already remembered) `verified` record starts in the journal.
+    mutating func setVerifiedOffset(_ slot: Int32, _ offset: Int) {
+        verifications[slot]?.offset = JournalOffsets.stored(offset)
     }
 
-    mutating func setLocation(_ slot: Int32, _ location: EntryLocation) {
-        locations[slot] = location
-    }
-
-    /// The stamp of the entry's file when its checksum last matched in this process, or nil.
+    /// The stamp of the entry's file when its checksum last matched, or nil.
     func verifiedStamp(_ slot: Int32) -> FileStamp? {
-        verifiedStamps[slot]
+        verifications[slot]?.stamp
     }
 
     /// The slot of the next entry expired at `now` from the expiry heap, or nil.
@@ -260,7 +357,7 @@ struct CacheIndex: Sendable {
         while let first = expiries.minimum, first.expires <= now {
             expiries.popMinimum()
             let slot = slots[Int(first.slot)]
-            if slot.live && slot.record.id.version == first.version && slot.expires == first.expires {
+            if slot.live && slot.version == first.version && expires(first.slot) == first.expires {
                 return first.slot
             }
         }
@@ -270,8 +367,9 @@ struct CacheIndex: Sendable {
     /// Queues the entry's expiry again (after `popExpired` returned an entry that had to stay).
     mutating func requeueExpiry(_ slot: Int32) {
         let entry = slots[Int(slot)]
-        guard entry.live, entry.expires.isFinite else { return }
-        expiries.push(ExpiryItem(expires: entry.expires, slot: slot, version: entry.record.id.version))
+        let expires = expires(slot)
+        guard entry.live, expires.isFinite else { return }
+        expiries.push(ExpiryItem(expires: expires, slot: slot, version: entry.version))
     }
 
     /// The least recently used entry of `bucket`, or -1.
@@ -311,9 +409,7 @@ struct CacheIndex: Sendable {
             }
             return result
         }
-        var result: [Int32] = []
-        result.reserveCapacity(count)
-        for (index, slot) in slots.enumerated() where slot.live { result.append(Int32(index)) }
+        var result = Array(liveSlots)
         result.sort { slots[Int($0)].useSequence > slots[Int($1)].useSequence }
         return result
     }
@@ -323,18 +419,76 @@ struct CacheIndex: Sendable {
         self = CacheIndex(bucketCount: buckets.count, maximumAge: maximumAge, presence: presence)
     }
 
+    /// Numbers the live entries' uses again from 1, in the same order (when the 32-bit counter is
+    /// spent: after four billion commits and hits).
+    private mutating func renumberUses() {
+        let order = slotsByRecency()
+        for (rank, slot) in order.reversed().enumerated() { slots[Int(slot)].useSequence = UInt32(rank + 1) }
+        useCounter = UInt32(order.count)
+    }
+
     private mutating func rebuildExpiries() {
         var items: [ExpiryItem] = []
         items.reserveCapacity(expiringCount)
-        for (index, slot) in slots.enumerated() where slot.live && slot.expires.isFinite {
-            items.append(ExpiryItem(expires: slot.expires, slot: Int32(index), version: slot.record.id.version))
+        for slot in liveSlots {
+            let expires = expires(slot)
+            if expires.isFinite { items.append(ExpiryItem(expires: expires, slot: slot, version: slots[Int(slot)].version)) }
         }
         expiries = MinHeap(items)
     }
 
+    // MARK: The table
+
+    /// Where the entry with this digest's low word is looked for first: the word scaled to the
+    /// table's size (the digest is uniform, so any size works).
+    private func home(_ digestLow: UInt64) -> Int {
+        Int(truncatingIfNeeded: digestLow.multipliedFullWidth(by: UInt64(table.count)).high)
+    }
+
+    /// Puts `slot` (not in the table) at the first free position from its home.
+    private mutating func place(_ slot: Int32) {
+        var position = home(slots[Int(slot)].digestLow)
+        while table[position] >= 0 {
+            position += 1
+            if position == table.count { position = 0 }
+        }
+        table[position] = slot
+    }
+
+    /// Takes `slot` out of the table, moving back the entries after it that would otherwise no
+    /// longer be found (linear probing's deletion, no tombstones).
+    private mutating func displace(_ slot: Int32) {
+        var hole = home(slots[Int(slot)].digestLow)
+        while table[hole] != slot {
+            hole += 1
+            if hole == table.count { hole = 0 }
+        }
+        var next = hole
+        while true {
+            next += 1
+            if next == table.count { next = 0 }
+            let moving = table[next]
+            if moving < 0 { break }
+            let wanted = home(slots[Int(moving)].digestLow)
+            // `moving` may fill the hole unless its home lies cyclically in (hole, next].
+            let stays = hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
+            if stays { continue }
+            table[hole] = moving
+            hole = next
+        }
+        table[hole] = -1
+    }
+
+    private mutating func rebuildTable(capacity: Int) {
+        table = [Int32](repeating: -1, count: max(capacity, count + 1))
+        for slot in slots.indices where slots[slot].live { place(Int32(slot)) }
+    }
+
+    // MARK: The lists
+
     /// Links the entry as the most recent of its list: the pinned list or its bucket's.
     private mutating func linkNewest(_ slot: Int32) {
-        let head = slots[Int(slot)].record.pinned ? pinnedList.newest : buckets[Int(slots[Int(slot)].bucket)].newest
+        let head = slots[Int(slot)].pinned ? pinnedList.newest : buckets[bucket(of: slot)].newest
         slots[Int(slot)].newer = -1
         slots[Int(slot)].older = head
         if head >= 0 { slots[Int(head)].newer = slot }
@@ -360,10 +514,10 @@ struct CacheIndex: Sendable {
 
     /// Changes the ends of the list `slot` belongs to.
     private mutating func updateEnds(of slot: Int32, _ change: (inout BucketList) -> Void) {
-        if slots[Int(slot)].record.pinned {
+        if slots[Int(slot)].pinned {
             change(&pinnedList)
         } else {
-            change(&buckets[Int(slots[Int(slot)].bucket)])
+            change(&buckets[bucket(of: slot)])
         }
     }
 }

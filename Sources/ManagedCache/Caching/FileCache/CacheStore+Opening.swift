@@ -36,10 +36,12 @@ extension CacheStore {
     /// Starts the replay of `job` on a thread of its own. The thread never holds the cache: it
     /// decodes, then installs the index into the cache's `state`, unless the
     /// cache's `deinit` took the result first (it finishes the opening before closing). So
-    /// releasing the cache closes it at once, whatever the thread is doing.
+    /// releasing the cache closes it at once, whatever the thread is doing. The thread is named
+    /// `openingThreadName`, for debuggers, samples and the thread counts of soaks.
     func startOpening(_ job: OpeningReplay) {
         let (layout, state, clock) = (self.layout, self.state, self.clock)
         Thread.detachNewThread {
+            Thread.current.name = Self.openingThreadName
             guard job.claim() else { return }
             job.publish(job.decode(layout: layout))
             // The install writes (the session, the limits' evictions, a compaction).
@@ -48,6 +50,9 @@ extension CacheStore {
             }
         }
     }
+
+    /// The name of the thread an opening replays on.
+    static let openingThreadName = "ManagedCache.FileCache.opening"
 
     /// Runs the replay of `job` and installs the index, or waits while other threads do.
     func completeOpening(_ job: OpeningReplay) {

@@ -6,7 +6,13 @@ enum JournalDecoder {
     /// to `body`. Stops at the end of the buffer or at the first frame that is incomplete, fails
     /// its CRC or does not decode. Returns how many bytes were consumed and whether anything
     /// after them was left (a torn or damaged tail).
-    static func decode(_ buffer: UnsafeRawBufferPointer, _ body: (JournalRecord, Int) -> Void) -> (consumed: Int, damaged: Bool) {
+    ///
+    /// `forIndex`: the `add` records come without their key and with no metadata but their
+    /// expiration date (what the index keeps of them: see `IndexSlot`), every field still checked.
+    /// Replaying a journal of a million entries then allocates no string per entry.
+    static func decode(
+        _ buffer: UnsafeRawBufferPointer, forIndex: Bool = false, _ body: (JournalRecord, Int) -> Void
+    ) -> (consumed: Int, damaged: Bool) {
         var offset = 0
         while buffer.count - offset >= 8 {
             let length = Int(buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
@@ -16,12 +22,24 @@ enum JournalDecoder {
             var crc = CRC32()
             crc.update(payload)
             guard crc.value == expected else { break }
-            var reader = ByteReader(buffer: payload)
+            var reader = ByteReader(buffer: payload, forIndex: forIndex)
             guard let record = try? reader.record(), reader.isAtEnd else { break }
             body(record, 8 + length)
             offset += 8 + length
         }
         return (offset, offset != buffer.count)
+    }
+
+    /// The record of the one whole frame that starts at `offset` in `buffer`, if it checks out.
+    static func frame(at offset: Int, in buffer: UnsafeRawBufferPointer) -> JournalRecord? {
+        guard offset >= 0, buffer.count - offset >= 8 else { return nil }
+        let length = Int(buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
+        guard length >= 1, length <= buffer.count - offset - 8 else { return nil }
+        var record: JournalRecord?
+        let (_, damaged) = decode(UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + 8 + length)])) { decoded, _ in
+            record = decoded
+        }
+        return damaged ? nil : record
     }
 }
 
@@ -31,6 +49,8 @@ struct JournalDecodingError: Error {}
 /// A bounds-checked little-endian cursor over one frame's payload.
 private struct ByteReader {
     let buffer: UnsafeRawBufferPointer
+    /// See `JournalDecoder.decode(_:forIndex:_:)`.
+    let forIndex: Bool
     var offset = 0
 
     var isAtEnd: Bool { offset == buffer.count }
@@ -44,7 +64,7 @@ private struct ByteReader {
             }
             return .header(layout: try u8(), generation: try u64())
         case 2, 8, 9:
-            let key = try string()
+            let key = forIndex ? try skippedString() : try string()
             // Type 9: a flags byte (pinned, CRC-32) after the key; unknown flags are damage.
             let flags = type == 9 ? try u8() : (type == 2 ? JournalRecord.crc32Flag : 0)
             guard flags & ~(JournalRecord.pinnedFlag | JournalRecord.crc32Flag) == 0 else { throw JournalDecodingError() }
@@ -54,7 +74,7 @@ private struct ByteReader {
             let checksum: EntryChecksum = flags & JournalRecord.crc32Flag == 0 ? .xxh64(try u64()) : .crc32(try u32())
             let created = Double(bitPattern: try u64())
             let session = try u32()
-            let metadata = try self.metadata()
+            let metadata = try self.metadata(skippingStrings: forIndex)
             return .add(
                 EntryRecord(
                     key: key, id: id, size: Int(size), checksum: checksum, created: created,
@@ -110,27 +130,46 @@ private struct ByteReader {
         return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)]), as: UTF8.self)
     }
 
+    /// Checks and skips a string, returning the empty one.
+    mutating func skippedString() throws(JournalDecodingError) -> String {
+        let count = Int(try u32())
+        guard buffer.count - offset >= count else { throw JournalDecodingError() }
+        offset += count
+        return ""
+    }
+
     mutating func date() throws(JournalDecodingError) -> Date {
         Date(timeIntervalSinceReferenceDate: Double(bitPattern: try u64()))
     }
 
     private static let noMetadata = FileCacheMetadata()
 
-    mutating func metadata() throws(JournalDecodingError) -> FileCacheMetadata {
+    /// The metadata; with `skippingStrings`, only its expiration date (the rest checked and skipped).
+    mutating func metadata(skippingStrings: Bool = false) throws(JournalDecodingError) -> FileCacheMetadata {
         let flags = try u8()
         guard flags & 0xC0 == 0 else { throw JournalDecodingError() }
         var metadata = Self.noMetadata
         if flags & 1 != 0 { metadata.expirationDate = try date() }
-        if flags & 2 != 0 { metadata.etag = try string() }
-        if flags & 4 != 0 { metadata.lastModified = try string() }
-        if flags & 8 != 0 { metadata.contentType = try string() }
-        if flags & 16 != 0 { metadata.freshUntil = try date() }
+        if skippingStrings {
+            for bit: UInt8 in [2, 4, 8] where flags & bit != 0 { _ = try skippedString() }
+            if flags & 16 != 0 { _ = try u64() }
+        } else {
+            if flags & 2 != 0 { metadata.etag = try string() }
+            if flags & 4 != 0 { metadata.lastModified = try string() }
+            if flags & 8 != 0 { metadata.contentType = try string() }
+            if flags & 16 != 0 { metadata.freshUntil = try date() }
+        }
         if flags & 32 != 0 {
             let count = Int(try u32())
             guard count <= buffer.count else { throw JournalDecodingError() }
             for _ in 0..<count {
-                let key = try string()
-                metadata.userInfo[key] = try string()
+                if skippingStrings {
+                    _ = try skippedString()
+                    _ = try skippedString()
+                } else {
+                    let key = try string()
+                    metadata.userInfo[key] = try string()
+                }
             }
         }
         return metadata

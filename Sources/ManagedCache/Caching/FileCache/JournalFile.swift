@@ -132,6 +132,25 @@ struct JournalFile {
         return (body(UnsafeRawBufferPointer(start: mapping, count: end)), 0)
     }
 
+    /// The record of the frame that starts at `offset` (below the applied offset: bytes that never
+    /// change), read with `pread`; nil when it cannot be read or does not check out. One read of
+    /// a few hundred bytes for a usual record, a second for a longer one.
+    func record(at offset: Int) -> JournalRecord? {
+        guard offset >= 0, offset + 8 <= appliedOffset else { return nil }
+        let guess = min(512, appliedOffset - offset)
+        var buffer = [UInt8](repeating: 0, count: guess)
+        let got = buffer.withUnsafeMutableBytes { Posix.readFully(descriptor, into: $0.baseAddress!, count: guess, at: offset) }
+        guard got >= 8 else { return nil }
+        let length = buffer.withUnsafeBytes { Int($0.loadUnaligned(as: UInt32.self).littleEndian) }
+        guard length >= 1, length <= JournalEncoder.maximumPayload, offset + 8 + length <= appliedOffset else { return nil }
+        if 8 + length > got {
+            buffer = [UInt8](repeating: 0, count: 8 + length)
+            let again = buffer.withUnsafeMutableBytes { Posix.readFully(descriptor, into: $0.baseAddress!, count: 8 + length, at: offset) }
+            guard again == 8 + length else { return nil }
+        }
+        return buffer.withUnsafeBytes { JournalDecoder.frame(at: 0, in: $0) }
+    }
+
     /// Records that `count` more bytes (from the applied offset, or from the start) were applied.
     mutating func markApplied(_ count: Int, fromStart: Bool = false) {
         appliedOffset = (fromStart ? 0 : appliedOffset) + count

@@ -294,14 +294,8 @@ final class JournalSnapshot: @unchecked Sendable {
     /// The record of the whole frame starting at `offset`, if it lies below `limit` and checks out.
     private func frame(at offset: UInt32, below limit: Int) -> JournalRecord? {
         let start = Int(offset)
-        guard offset != JournalOffsets.unknown, start >= headerEnd, limit - start >= 8 else { return nil }
-        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
-        guard length >= 1, length <= limit - start - 8 else { return nil }
-        var record: JournalRecord?
-        let (_, damaged) = JournalDecoder.decode(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + 8 + length)])) {
-            decoded, _ in record = decoded
-        }
-        return damaged ? nil : record
+        guard offset != JournalOffsets.unknown, start >= headerEnd, limit <= bytes.count else { return nil }
+        return JournalDecoder.frame(at: start, in: UnsafeRawBufferPointer(rebasing: bytes[0..<limit]))
     }
 
     /// Applies the frames of `key` from `start` to the end of the snapshot to the entry known at

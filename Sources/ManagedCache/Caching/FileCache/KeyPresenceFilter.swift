@@ -1,8 +1,9 @@
 import ManagedCacheLocking
 
 /// The keys an index may hold, asked without the cache's mutex: a Bloom filter, two bits per
-/// key, over each key's UTF-8 bytes (the bytes `IndexKey` compares). "Absent" is certain;
-/// "maybe" sends the lookup to the index, as before.
+/// key, over the low 64 bits of each key's digest (the first 128 bits of the SHA-256 of its UTF-8
+/// bytes, which the index files entries by: so the filter is rebuilt from the slots, without the
+/// keys). "Absent" is certain; "maybe" sends the lookup to the index, as before.
 ///
 /// Why: every new URL that `ObjectManager.manage` sees is looked up in the file cache on the
 /// caller's thread, and that lookup waited for the store's mutex, which writers hold across their
@@ -30,15 +31,13 @@ final class KeyPresenceFilter: Sendable {
         bits = Lock(Bits(words: Self.emptyWords(forKeys: expectedKeys), added: 0))
     }
 
-    /// The hash the filter files `key` under.
+    /// The hash the filter files `key` under: the low word of its digest (`FileID.digestLow`).
     static func hash(_ key: String) -> UInt64 {
-        var key = key
-        return key.withUTF8 { XXH64.hash(UnsafeRawBufferPointer($0)) }
+        SHA256.first128Bits(key.utf8).low
     }
 
-    /// Notes that the index now holds `key`.
-    func add(_ key: String) {
-        let hash = Self.hash(key)
+    /// Notes that the index now holds the key of `hash`.
+    func add(hash: UInt64) {
         bits.withLock { bits in
             Self.set(hash, in: &bits.words, mask: bits.mask)
             bits.added += 1
@@ -67,12 +66,13 @@ final class KeyPresenceFilter: Sendable {
         bits.withLock { $0.added * 10 > $0.words.count * 64 }
     }
 
-    /// Replaces the bits with those of exactly `keys` (the index's live keys, `count` of them). The
-    /// new bits are built before the lock is taken: lookups meanwhile see the old ones, a superset.
-    func rebuild(from keys: some Sequence<String>, count: Int) {
+    /// Replaces the bits with those of exactly `hashes` (of the index's live keys, `count` of
+    /// them). The new bits are built before the lock is taken: lookups meanwhile see the old ones,
+    /// a superset.
+    func rebuild(fromHashes hashes: some Sequence<UInt64>, count: Int) {
         var words = Self.emptyWords(forKeys: count)
         let mask = UInt64(words.count * 64 - 1)
-        for key in keys { Self.set(Self.hash(key), in: &words, mask: mask) }
+        for hash in hashes { Self.set(hash, in: &words, mask: mask) }
         bits.withLock { $0 = Bits(words: words, added: count) }
     }
 

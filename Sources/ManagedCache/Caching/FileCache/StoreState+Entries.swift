@@ -13,18 +13,18 @@ extension StoreState {
         if degraded {
             do { try _recover() } catch { return nil }
         }
-        var found = index.find(key)
+        var found = _find(key)
         if found == nil, let journal, journal.mayHaveNews(layout.journal) {
             // Another instance in the middle of a write holds the lock: a miss, not a wait.
             if (try? _lockJournal(waiting: false)) != nil {
                 try? _catchUp()
                 _unlockJournal()
-                found = index.find(key)
+                found = _find(key)
             }
         }
-        guard let slot = found else { return nil }
-        if index[slot].expires <= now {
-            _ = try? _remove(key: key, version: index[slot].record.id.version)
+        guard let (slot, record) = found else { return nil }
+        if index.expires(slot) <= now {
+            _ = try? _remove(key: key, version: record.id.version)
             return nil
         }
         // Recency lives in memory; the journal learns of hits in batches (see touchFlushThreshold).
@@ -33,34 +33,32 @@ extension StoreState {
             index.setTouchPending(slot, true)
             pendingTouches.append(slot)
         }
-        let record = index[slot].record
+        var used = record
+        used.session = currentSession
         let location = _location(slot)
         let verified = index.verifiedStamp(slot)
         if pendingTouches.count + pendingVerifications.count >= Self.touchFlushThreshold { try? _flushTouches(waiting: false) }
-        return (record, location, verified)
+        return (used, location, verified)
     }
 
-    /// The location of the entry in `slot`, built on first use.
-    mutating func _location(_ slot: Int32) -> EntryLocation {
-        if let known = index.location(slot) { return known }
-        let path = layout.path(for: index[slot].record.id)
-        let location = EntryLocation(path: path)
-        index.setLocation(slot, location)
-        return location
+    /// The location of the entry in `slot` (made anew: a path is a few dozen bytes, cheaper to
+    /// build than to keep for every entry read).
+    func _location(_ slot: Int32) -> EntryLocation {
+        EntryLocation(path: layout.path(for: index[slot].id))
     }
 
     /// The current record of `key` without counting a use, its file's path and the stamp of its
     /// last verification; nil when the key has no entry.
     mutating func _peek(_ key: String) -> (record: EntryRecord, path: String, stamp: FileStamp?)? {
-        guard let slot = index.find(key) else { return nil }
-        return (index[slot].record, _location(slot).path, index.verifiedStamp(slot))
+        guard let (slot, record) = _find(key) else { return nil }
+        return (record, _location(slot).path, index.verifiedStamp(slot))
     }
 
     /// Remembers that the file of `key` at `version` matched its checksum with this stamp, and
     /// queues a `verified` record so that later instances (in any process) remember it too.
     mutating func _noteVerified(key: String, version: UInt64, stamp: FileStamp) {
-        if let slot = index.find(key), index[slot].record.id.version == version, index.verifiedStamp(slot) != stamp {
-            index.setVerifiedStamp(slot, stamp)
+        if let slot = index.find(key), index[slot].version == version, index.verifiedStamp(slot) != stamp {
+            index.setVerified(slot, stamp)
             pendingVerifications.append((key, version, stamp))
         }
     }
@@ -104,12 +102,14 @@ extension StoreState {
         }
         var record = record
         record.session = currentSession
+        // The entry this commit replaces: the one of the same digest (its key is this key, but for
+        // a digest shared by two keys, whose later replaces the earlier).
         let previous = index.find(record.key)
-        if let previous, index[previous].record.created >= record.created {
+        if let previous, let created = _record(previous)?.created, created >= record.created {
             // Commit times identify versions for readers (see CacheStore.currentRecord): keep them increasing.
-            record.created = index[previous].record.created.nextUp
+            record.created = created.nextUp
         }
-        if let previous, index[previous].record.pinned { record.pinned = true }
+        if let previous, index[previous].pinned { record.pinned = true }
         if record.pinned {
             do {
                 try _checkPinnedQuota(key: record.key, byteCount: record.size, replacing: previous)
@@ -137,9 +137,8 @@ extension StoreState {
             throw error
         }
         _noteVerifiedOffsets(verified, base: base)
-        let (slot, replaced) = index.insert(record, bucket: layout.bucket(of: record.id), recordBytes: recordBytes)
-        index.setAddOffset(slot, base + before)
-        if let replaced { pendingUnlinks.append(layout.path(for: replaced.record.id)) }
+        let (slot, replaced) = index.insert(record, recordBytes: recordBytes, addOffset: base + before)
+        if let replaced { pendingUnlinks.append(layout.path(for: replaced.id)) }
         _enforceLimits(now: now, protecting: slot)
         if _journalNeedsCompaction || unrecordedRemoveAll { try? _compact() }
         return record
@@ -155,7 +154,13 @@ extension StoreState {
         try _lockJournal()
         defer { _unlockJournal() }
         try? _catchUp()
-        guard let slot = index.find(key), version == nil || index[slot].record.id.version == version else { return 0 }
+        let found: Int32?
+        if let version {
+            found = index.find(key).flatMap { index[$0].version == version ? $0 : nil }
+        } else {
+            found = _find(key)?.slot
+        }
+        guard let slot = found else { return 0 }
         var encoder = JournalEncoder()
         var paths: [String] = []
         _evict(slot, into: &encoder, paths: &paths)
@@ -164,9 +169,15 @@ extension StoreState {
 
     /// Takes `slot` out of the index, adding its `remove` record and file path to the batch.
     mutating func _evict(_ slot: Int32, into encoder: inout JournalEncoder, paths: inout [String]) {
-        let record = index[slot].record
-        encoder.append(.remove(key: record.key, version: record.id.version))
-        paths.append(layout.path(for: record.id))
+        let entry = index[slot]
+        // Without its record (outside damage to the journal) the entry still goes from this
+        // instance; the next opening's replay drops a record whose file is gone.
+        if let key = _record(slot)?.key {
+            encoder.append(.remove(key: key, version: entry.version))
+            paths.append(layout.path(for: entry.id))
+        } else {
+            pendingUnlinks.append(layout.path(for: entry.id))
+        }
         index.remove(slot)
     }
 
@@ -222,16 +233,15 @@ extension StoreState {
         try _lockJournal()
         defer { _unlockJournal() }
         try _catchUp()
-        guard let slot = index.find(key) else { return }
+        guard let (slot, _) = _find(key) else { return }
         var encoder = JournalEncoder()
-        encoder.append(.metadata(key: key, version: index[slot].record.id.version, metadata: metadata))
+        encoder.append(.metadata(key: key, version: index[slot].version, metadata: metadata))
         guard encoder.bytes.count <= JournalEncoder.maximumPayload else {
             throw .io(operation: "update metadata: too large for the index", errno: E2BIG)
         }
         let base = journal?.appliedOffset ?? 0
         try _append(encoder)
-        index.replaceMetadata(slot, with: metadata)
-        index.setMetadataOffset(slot, base)
+        index.replaceMetadata(slot, with: metadata, recordBytes: _addRecordSize(slot, key: key, metadata: metadata), offset: base)
     }
 
     /// Empties the cache and leaves it working (HJCache's big cache deleted its bucket
@@ -284,19 +294,18 @@ extension StoreState {
 
     /// Live records, most recently used first.
     func _recordsByRecency(limit: Int) -> [EntryRecord] {
-        index.slotsByRecency().prefix(max(0, limit)).map { index[$0].record }
+        let slots = index.slotsByRecency().prefix(max(0, limit))
+        return _withJournalBytes { raw in slots.compactMap { _record($0, in: raw) } }
     }
 
     /// The records last used in the most recent session before this one, most recent first.
     func _recordsUsedInPreviousSession(limit: Int) -> [EntryRecord] {
         var previous: UInt32 = 0
-        for slot in index.slots where slot.live && slot.record.session < currentSession {
-            previous = max(previous, slot.record.session)
+        for slot in index.slots where slot.live && slot.session < currentSession {
+            previous = max(previous, slot.session)
         }
         guard previous > 0 else { return [] }
-        return index.slotsByRecency().lazy
-            .filter { index[$0].record.session == previous }
-            .prefix(max(0, limit))
-            .map { index[$0].record }
+        let slots = index.slotsByRecency().lazy.filter { index[$0].session == previous }.prefix(max(0, limit))
+        return _withJournalBytes { raw in slots.compactMap { _record($0, in: raw) } }
     }
 }

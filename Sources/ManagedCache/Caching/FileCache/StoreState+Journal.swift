@@ -45,7 +45,7 @@ extension StoreState {
         // About one record per 80 bytes: reserving avoids rehashing 100,000 keys several times.
         index.reserve(raw.count / 80)
         var offset = 0
-        let (consumed, damaged) = JournalDecoder.decode(raw) { record, size in
+        let (consumed, damaged) = JournalDecoder.decode(raw, forIndex: true) { record, size in
             defer { offset += size }
             if !sawHeader {
                 if case .header(let kind, let generation) = record {
@@ -55,45 +55,60 @@ extension StoreState {
                 }
                 return
             }
-            if !foreignLayout { _apply(record, size: size, at: offset) }
+            if !foreignLayout { _apply(Self._whole(record, at: offset, in: raw, from: 0), size: size, at: offset) }
         }
+        index.pack()
         return ReplayOutcome(consumed: consumed, damaged: damaged || !sawHeader, foreignLayout: foreignLayout)
     }
 
     /// Applies one record of `size` bytes, framing included, that starts at `offset` in the
-    /// journal (while replaying or catching up).
+    /// journal (while replaying or catching up), decoded `forIndex` (an `add` record without its
+    /// key: the index keeps none).
     mutating func _apply(_ record: JournalRecord, size: Int, at offset: Int) {
         switch record {
         case .header:
             break
         case .add(let entry):
-            let slot = index.insert(entry, bucket: layout.bucket(of: entry.id), recordBytes: size).slot
-            index.setAddOffset(slot, offset)
+            index.insert(entry, recordBytes: size, addOffset: offset)
         case .remove(let key, let version):
-            if let slot = index.find(key), index[slot].record.id.version == version {
+            if let slot = index.find(key), index[slot].version == version {
                 index.remove(slot)
             }
         case .touch(let key, let session):
             if let slot = index.find(key) { index.touch(slot, session: session) }
         case .metadata(let key, let version, let metadata):
-            if let slot = index.find(key), index[slot].record.id.version == version {
-                index.replaceMetadata(slot, with: metadata)
-                index.setMetadataOffset(slot, offset)
+            if let slot = index.find(key), index[slot].version == version {
+                index.replaceMetadata(slot, with: metadata, recordBytes: _addRecordSize(slot, key: key, metadata: metadata), offset: offset)
             }
         case .session(let session):
             highestSession = max(highestSession, session)
         case .verified(let key, let version, let stamp):
-            if let slot = index.find(key), index[slot].record.id.version == version {
-                index.setVerifiedStamp(slot, stamp)
-                index.setVerifiedOffset(slot, offset)
+            if let slot = index.find(key), index[slot].version == version {
+                index.setVerified(slot, stamp, offset: offset)
             }
         case .pin(let key, let version, let pinned):
             // Applied whatever the quota: the instance that wrote it checked its own, and a pin is
             // never dropped behind the user's back.
-            if let slot = index.find(key), index[slot].record.id.version == version {
+            if let slot = index.find(key), index[slot].version == version {
                 index.setPinned(slot, pinned)
             }
         }
+    }
+
+    /// `record`, decoded for the index, as it is whole when the index must keep it whole: an `add`
+    /// record past 4 GiB, where no offset can point at it (`raw` holds the journal from `base`).
+    static func _whole(_ record: JournalRecord, at offset: Int, in raw: UnsafeRawBufferPointer, from base: Int) -> JournalRecord {
+        guard case .add = record, JournalOffsets.stored(offset) == JournalOffsets.unknown else { return record }
+        return JournalDecoder.frame(at: offset - base, in: raw) ?? record
+    }
+
+    /// The size the `add` record of the entry in `slot` takes with `key` and `metadata`.
+    func _addRecordSize(_ slot: Int32, key: String, metadata: FileCacheMetadata) -> Int {
+        let entry = index[slot]
+        let record = EntryRecord(
+            key: key, id: entry.id, size: entry.size, checksum: entry.checksumIsCRC32 ? .crc32(0) : .xxh64(0), created: 0,
+            session: entry.session, metadata: metadata, pinned: entry.pinned)
+        return JournalEncoder.addRecordSize(record)
     }
 
     /// Brings the index up to date with the journal: applies what other instances appended,
@@ -122,9 +137,10 @@ extension StoreState {
                 throw .io(operation: "read index journal", errno: error)
             }
             var offset = journal.appliedOffset
+            let start = offset
             let (consumed, damaged) = tail.withUnsafeBytes { raw in
-                JournalDecoder.decode(raw) { record, size in
-                    _apply(record, size: size, at: offset)
+                JournalDecoder.decode(raw, forIndex: true) { record, size in
+                    _apply(Self._whole(record, at: offset, in: raw, from: start), size: size, at: offset)
                     offset += size
                 }
             }
@@ -218,13 +234,14 @@ extension StoreState {
     @discardableResult
     mutating func _encodePendingTouches(into encoder: inout JournalEncoder) -> [(slot: Int32, position: Int)] {
         for slot in pendingTouches where index[slot].live && index[slot].touchPending {
-            encoder.append(.touch(key: index[slot].record.key, session: index[slot].record.session))
+            // A record the journal cannot give back loses its hit: recency only.
+            if let key = _record(slot)?.key { encoder.append(.touch(key: key, session: index[slot].session)) }
             index.setTouchPending(slot, false)
         }
         pendingTouches.removeAll(keepingCapacity: true)
         var positions: [(slot: Int32, position: Int)] = []
         for (key, version, stamp) in pendingVerifications {
-            if let slot = index.find(key), index[slot].record.id.version == version, index.verifiedStamp(slot) == stamp {
+            if let slot = index.find(key), index[slot].version == version, index.verifiedStamp(slot) == stamp {
                 positions.append((slot, encoder.bytes.count))
                 encoder.append(.verified(key: key, version: version, stamp: stamp))
             }
@@ -266,16 +283,34 @@ extension StoreState {
         let order = index.slotsByRecency().reversed()
         var offsets: [JournalOffsets] = []
         offsets.reserveCapacity(order.count)
-        for slot in order {
-            var entry = JournalOffsets(add: JournalOffsets.stored(encoder.bytes.count))
-            encoder.append(.add(index[slot].record))
-            if let stamp = index.verifiedStamp(slot) {
-                entry.verified = JournalOffsets.stored(encoder.bytes.count)
-                encoder.append(.verified(key: index[slot].record.key, version: index[slot].record.id.version, stamp: stamp))
+        // The records the new offsets cannot point at (past 4 GiB), by their place in `offsets`.
+        var detached: [Int: EntryRecord] = [:]
+        var lost: [Int32] = []
+        _withJournalBytes { raw in
+            for slot in order {
+                guard let record = _record(slot, in: raw) else {
+                    // The journal no longer gives the record back (outside damage): the entry
+                    // goes, as a damaged frame's would.
+                    lost.append(slot)
+                    continue
+                }
+                var entry = JournalOffsets(add: JournalOffsets.stored(encoder.bytes.count))
+                encoder.append(.add(record))
+                if let stamp = index.verifiedStamp(slot) {
+                    entry.verified = JournalOffsets.stored(encoder.bytes.count)
+                    encoder.append(.verified(key: record.key, version: record.id.version, stamp: stamp))
+                }
+                if entry.add == JournalOffsets.unknown { detached[offsets.count] = record }
+                offsets.append(entry)
             }
-            offsets.append(entry)
-            index.setTouchPending(slot, false)
         }
+        if !lost.isEmpty, offsets.isEmpty {
+            // Not one record could be read back (the journal is unreadable, not damaged here and
+            // there): keep the index and the journal as they are rather than drop every entry.
+            degraded = true
+            throw .io(operation: "compact index journal: read its records", errno: EIO)
+        }
+        for slot in order { index.setTouchPending(slot, false) }
         pendingTouches.removeAll()
         pendingVerifications.removeAll()
         let (written, error) = JournalFile.writeNew(encoder.bytes, at: layout.journal)
@@ -293,7 +328,71 @@ extension StoreState {
         // The path names the new file now: lookups answer misses from it at once, not after the
         // offsets and the lookup table below.
         _publishMissShortcut()
-        for (slot, entry) in zip(order, offsets) { index.setOffsets(slot, entry) }
+        var kept = order.makeIterator()
+        var position = 0
+        let lostSet = Set(lost)
+        while let slot = kept.next() {
+            guard !lostSet.contains(slot) else { continue }
+            index.setOffsets(slot, offsets[position], record: detached[position])
+            position += 1
+        }
+        for slot in lost {
+            pendingUnlinks.append(layout.path(for: index[slot].id))
+            index.remove(slot)
+        }
         _writeLookupTable()
+    }
+}
+
+/// What the index leaves in the journal: the records of its entries, read back when a lookup or a
+/// rare path needs more than the slot holds (see `IndexSlot`).
+extension StoreState {
+    /// The whole record of the live entry in `slot`: its `add` record (and its latest `metadata`
+    /// record) read from the journal, `raw` when given (the whole journal mapped, for passes over
+    /// many entries), with the slot's session and pin. Nil when the journal cannot be read there
+    /// or holds something else (then the entry cannot be served: callers treat it as missing).
+    func _record(_ slot: Int32, in raw: UnsafeRawBufferPointer? = nil) -> EntryRecord? {
+        let entry = index[slot]
+        var record: EntryRecord
+        if let detached = index.detachedRecord(slot) {
+            record = detached
+        } else {
+            guard case .add(let found)? = _journalRecord(at: entry.addOffset, in: raw), found.id == entry.id else { return nil }
+            record = found
+            if let metadata = index.detachedMetadata(slot) {
+                record.metadata = metadata
+            } else {
+                let offset = index.offsets(slot).metadata
+                if offset != 0 {
+                    guard case .metadata(_, let version, let metadata)? = _journalRecord(at: offset, in: raw), version == entry.version
+                    else { return nil }
+                    record.metadata = metadata
+                }
+            }
+        }
+        record.session = entry.session
+        record.pinned = entry.pinned
+        return record
+    }
+
+    /// The record of the frame at `offset` in the journal (or in `raw`, its bytes).
+    private func _journalRecord(at offset: UInt32, in raw: UnsafeRawBufferPointer?) -> JournalRecord? {
+        guard offset != JournalOffsets.unknown else { return nil }
+        if let raw { return JournalDecoder.frame(at: Int(offset), in: raw) }
+        return journal?.record(at: Int(offset))
+    }
+
+    /// The live entry of `key` and its record: the slot of `key`'s digest, and the key in its
+    /// record byte for byte (a key never gets the entry of another key with the same digest).
+    func _find(_ key: String) -> (slot: Int32, record: EntryRecord)? {
+        guard let slot = index.find(key), let record = _record(slot), record.key.utf8.elementsEqual(key.utf8) else { return nil }
+        return (slot, record)
+    }
+
+    /// Calls `body` with the journal mapped (nil when it cannot be: `_record` then reads frame by
+    /// frame), for passes that read the records of many entries.
+    func _withJournalBytes<T>(_ body: (UnsafeRawBufferPointer?) -> T) -> T {
+        if let journal, let result = journal._withWholeContents({ body($0) }).result { return result }
+        return body(nil)
     }
 }

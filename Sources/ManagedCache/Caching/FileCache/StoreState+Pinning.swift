@@ -11,7 +11,7 @@ extension StoreState {
     func _checkPinnedQuota(key: String, byteCount: Int, replacing: Int32?) throws(FileCacheError) {
         guard let quota = limits.pinnedByteLimit else { return }
         var others = index.pinnedBytes
-        if let replacing, index[replacing].record.pinned { others -= index[replacing].record.size }
+        if let replacing, index[replacing].pinned { others -= index[replacing].size }
         if others + byteCount > quota {
             throw .pinnedQuotaExceeded(key: key, byteCount: byteCount, pinnedBytes: others, quota: quota)
         }
@@ -27,12 +27,11 @@ extension StoreState {
         try _lockJournal()
         defer { _unlockJournal() }
         try _catchUp()
-        guard let slot = index.find(key), index[slot].expires > now else {
-            if let expired = index.find(key) { try _remove(key: key, version: index[expired].record.id.version) }
+        guard let (slot, record) = _find(key), index.expires(slot) > now else {
+            if let (expired, _) = _find(key) { try _remove(key: key, version: index[expired].version) }
             if pinned { throw .noEntry(key: key) }
             return nil
         }
-        let record = index[slot].record
         guard record.pinned != pinned else { return record }
         if pinned { try _checkPinnedQuota(key: key, byteCount: record.size, replacing: nil) }
         var encoder = JournalEncoder()
@@ -43,11 +42,15 @@ extension StoreState {
             _enforceLimits(now: now, protecting: slot)
             if _journalNeedsCompaction || unrecordedRemoveAll { try? _compact() }
         }
-        return index[slot].record
+        var changed = record
+        changed.pinned = pinned
+        changed.session = index[slot].session
+        return changed
     }
 
     /// The pinned entries' records, most recently used (or pinned) first.
     func _pinnedRecords() -> [EntryRecord] {
-        index.pinnedSlots().map { index[$0].record }
+        let slots = index.pinnedSlots()
+        return _withJournalBytes { raw in slots.compactMap { _record($0, in: raw) } }
     }
 }

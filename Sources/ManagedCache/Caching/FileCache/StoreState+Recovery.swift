@@ -74,18 +74,15 @@ extension StoreState {
     /// Deletes what no live record names in `listing`, and returns, per slot, whether its file
     /// exists with the recorded size.
     private func _compare(_ listing: ReadyListing) -> [Bool] {
-        var expected: [FileID: Int32] = [:]
-        expected.reserveCapacity(index.count)
-        for (position, slot) in index.slots.enumerated() where slot.live {
-            expected[slot.record.id] = Int32(position)
-        }
         var found = [Bool](repeating: false, count: index.slots.count)
         for (bucket, files) in listing.buckets.enumerated() {
             var strays: [String] = []
             for file in files {
                 if let id = file.id, promotions.contains(id) { continue }  // being committed
-                if let id = file.id, layout.bucket(of: id) == bucket, let slot = expected[id],
-                    file.size == index[slot].record.size
+                // The index files entries by digest: the slot of the file's digest, at its version.
+                if let id = file.id, layout.bucket(of: id) == bucket,
+                    let slot = index.find(digestHigh: id.digestHigh, digestLow: id.digestLow),
+                    index[slot].version == id.version, file.size == index[slot].size
                 {
                     found[Int(slot)] = true
                     continue
@@ -100,8 +97,8 @@ extension StoreState {
             // Committed by another instance after the listing: looked up again.
             for (position, slot) in index.slots.enumerated() where slot.live && !found[position] {
                 var info = stat()
-                if stat(layout.path(for: slot.record.id), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-                    Int(info.st_size) == slot.record.size
+                if stat(layout.path(for: slot.id), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                    Int(info.st_size) == slot.size
                 {
                     found[position] = true
                 }

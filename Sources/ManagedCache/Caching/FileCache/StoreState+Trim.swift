@@ -6,6 +6,10 @@ extension StoreState {
     /// An over-limit cache is brought down to this fraction of the limit, so that the next
     /// commits do not each need a pass.
     static let lowWaterFraction = 0.9
+    /// How many entries a pass that a commit starts deletes beyond what brings the cache within
+    /// its limits: the headroom that spares the next commits a pass, in steps small enough that
+    /// no commit waits long for one (about a millisecond at 15 µs a deleted file).
+    static let headroomPerCommit = 64
     /// How much of each slice an over-limit enforcement keeps.
     struct SliceRatio {
         var count: Double
@@ -54,6 +58,10 @@ extension StoreState {
 
     /// `BigFileCache` after a commit: deletes every expired entry, then, when over a limit,
     /// passes over successive slices until the cache is within its limits (at most one rotation).
+    /// After a commit (`protecting` set), each pass deletes at most `headroomPerCommit` entries
+    /// beyond what the limits need: a pass's full share of its slice (a tenth of the excess, at
+    /// a million entries ten thousand files) is left to the next commits, a few at a time, so no
+    /// commit waits for a whole pass. At an opening (nothing protected) the passes are whole.
     mutating func _enforceBySlices(now: Double, protecting: Int32?) -> [BigFileCache.TrimPassReport] {
         var encoder = JournalEncoder()
         var paths: [String] = []
@@ -62,7 +70,8 @@ extension StoreState {
         var reports: [BigFileCache.TrimPassReport] = []
         if let ratio = _overLimitRatio() {
             for _ in 0..<Self.passesPerRotation {
-                reports.append(_trimPass(now: now, ratio: ratio, protecting: protecting))
+                let budget = protecting == nil ? nil : Self.headroomPerCommit
+                reports.append(_trimPass(now: now, ratio: ratio, protecting: protecting, headroom: budget))
                 if !limits.exceeded(count: index.unpinnedCount, bytes: index.unpinnedBytes) { break }
             }
         }
@@ -101,8 +110,12 @@ extension StoreState {
     /// instance). Deletes the slice's expired entries (a scan of the slice, skipped when no entry
     /// can expire) and, given a ratio, its least recently used entries (merging the slice's
     /// bucket LRU lists) until it keeps that fraction of its entries and bytes. In-memory work is
-    /// O(slice); disk work is one journal write plus one unlink per deleted file.
-    mutating func _trimPass(now: Double, ratio: SliceRatio?, protecting: Int32?) -> BigFileCache.TrimPassReport {
+    /// O(slice); disk work is one journal write plus one unlink per deleted file. With
+    /// `headroom`, the pass stops once the cache is within its limits and it deleted that many
+    /// least recently used entries (see `_enforceBySlices`).
+    mutating func _trimPass(
+        now: Double, ratio: SliceRatio?, protecting: Int32?, headroom: Int? = nil
+    ) -> BigFileCache.TrimPassReport {
         let slice = sliceCursor
         sliceCursor = (sliceCursor + 1) % Self.passesPerRotation
         let bucketCount = layout.bucketCount
@@ -126,12 +139,12 @@ extension StoreState {
             var elsewhere: [Int32] = []
             while let slot = index.popExpired(now: now) {
                 examined += 1
-                guard buckets.contains(Int(index[slot].bucket)), slot != protecting else {
+                guard buckets.contains(index.bucket(of: slot)), slot != protecting else {
                     elsewhere.append(slot)
                     continue
                 }
                 sliceCount -= 1
-                sliceBytes -= index[slot].record.size
+                sliceBytes -= index[slot].size
                 removed += 1
                 _evict(slot, into: &encoder, paths: &paths)
             }
@@ -141,7 +154,11 @@ extension StoreState {
             let keepCount = Int((Double(entriesInSlice) * ratio.count).rounded(.down))
             let keepBytes = Int((Double(bytesInSlice) * ratio.bytes).rounded(.down))
             var cursors = buckets.map { index.oldest(inBucket: $0) }
+            var evicted = 0
             while sliceCount > keepCount || sliceBytes > keepBytes {
+                if let headroom, evicted >= headroom, !limits.exceeded(count: index.unpinnedCount, bytes: index.unpinnedBytes) {
+                    break
+                }
                 // The least recently used entry among the slice's bucket tails.
                 var best = -1
                 for position in cursors.indices {
@@ -156,9 +173,10 @@ extension StoreState {
                 guard best >= 0 else { break }
                 let slot = cursors[best]
                 cursors[best] = index[slot].newer
+                evicted += 1
                 examined += 1
                 sliceCount -= 1
-                sliceBytes -= index[slot].record.size
+                sliceBytes -= index[slot].size
                 removed += 1
                 _evict(slot, into: &encoder, paths: &paths)
             }

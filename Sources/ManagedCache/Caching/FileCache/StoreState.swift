@@ -109,7 +109,8 @@ struct StoreState {
     /// operations, when the index is complete.
     mutating func _rebuildPresenceFilterIfNeeded() {
         guard index.presence.needsRebuild else { return }
-        index.presence.rebuild(from: index.liveKeys, count: index.count)
+        let slots = index.slots
+        index.presence.rebuild(fromHashes: slots.lazy.filter(\.live).map(\.digestLow), count: index.count)
     }
 
     init(layout: CacheLayout, limits: CacheLimits) {
@@ -358,7 +359,13 @@ struct StoreState {
         guard let journal, journal.appliedOffset < Int(JournalOffsets.unknown) else { return }
         var entries: [(key: String, offsets: JournalOffsets)] = []
         entries.reserveCapacity(index.count)
-        for slot in index.slots where slot.live { entries.append((slot.record.key, slot.offsets)) }
+        // The keys come from the entries' records, read from the journal mapped.
+        _withJournalBytes { raw in
+            for slot in index.liveSlots {
+                guard let key = _record(slot, in: raw)?.key else { continue }
+                entries.append((key, index.offsets(slot)))
+            }
+        }
         let covered = journal.appliedOffset
         let bytes = JournalLookupTable.encode(generation: journalGeneration, covered: covered, entries: entries)
         // A `journal.tmp-` name: an instance opening alone deletes what a crash left of it.
