@@ -26,15 +26,26 @@ import ManagedCacheLocking
 /// ```
 public final class MainQueueHold: Sendable {
     private let released = DispatchSemaphore(value: 0)
+    private let started = DispatchSemaphore(value: 0)
     private let expired = Lock(false)
 
     /// Queues the holding block on the main queue now.
     ///
     /// - Parameter bound: The longest the main queue is held, in seconds.
     public init(bound: Double = 30) {
-        DispatchQueue.main.async { [released, expired] in
+        DispatchQueue.main.async { [released, started, expired] in
+            started.signal()
             if released.wait(timeout: .now() + bound) == .timedOut { expired.withLock { $0 = true } }
         }
+    }
+
+    /// Waits (off the main queue) until the holding block runs, at most `seconds`: from then on,
+    /// every block queued on the main queue before the hold has run, and every block queued after
+    /// it waits. Returns whether it began within the bound.
+    public func waitUntilHolding(atMost seconds: Double = 30) -> Bool {
+        guard started.wait(timeout: .now() + seconds) == .success else { return false }
+        started.signal()  // a later call returns at once too
+        return true
     }
 
     /// Lets the main queue go on (its queued blocks run after the holding one).

@@ -38,8 +38,11 @@ import Testing
         let deinitOnMainQueue = Lock<Bool?>(nil)
         var user: ViewLikeUser? = ViewLikeUser(recordingInto: deinitOnMainQueue)
         let link = ThreadSafeUserLink(user!, delivery: .mainQueue, wantsPreviews: false)
-        // Held, so the reference the check keeps is still kept when the app drops its own.
+        // Held, so the reference the check keeps is still kept when the app drops its own. Once
+        // the hold runs, a release of kept references another test queued earlier has run too:
+        // it would otherwise release this one's with its batch.
         let hold = MainQueueHold()
+        #expect(hold.waitUntilHolding(), "the main queue did not begin the hold")
         #expect(isAliveOffTheMainQueue(link))
         user = nil
         #expect(deinitOnMainQueue.withLock { $0 } == nil, "the check kept no reference")
@@ -59,6 +62,7 @@ import Testing
             return MainActorUserLink(user, wantsPreviews: false)
         }
         let hold = MainQueueHold()
+        #expect(hold.waitUntilHolding(), "the main queue did not begin the hold")
         #expect(isAliveOffTheMainQueue(link))
         // Dropped off the main queue, as a `Sendable` user may be: the check's reference is the last.
         holder.withLock { $0 = nil }
