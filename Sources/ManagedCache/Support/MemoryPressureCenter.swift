@@ -76,27 +76,29 @@ package final class MemoryPressureSubscription: Sendable {
 }
 
 /// The system's memory signals, for as long as this object lives: the memory-pressure dispatch
-/// source on Apple platforms, and on iOS, tvOS and visionOS UIKit's memory warning and its move
-/// to the background. Nothing on Linux, whose `Dispatch` has no memory-pressure source.
+/// source on Apple platforms, and UIKit's memory warning and its move to the background, which
+/// iOS, tvOS and visionOS post. Linux's `Dispatch` has no memory-pressure source.
+///
+/// UIKit's two notifications are observed by name on every platform, with no platform
+/// condition: where nothing posts them (macOS, watchOS, Linux) the observers never fire. So this
+/// code is compiled on Linux too, and the Apple surface check compiles this module once for every
+/// Apple platform, not once more each for macOS and watchOS. (No test posts them: the process's
+/// center would trim every manager of the test run.)
 private final class SystemMemorySignals: Sendable {
     #if canImport(Darwin)
     private let source: DispatchSourceBox
     #endif
-    #if canImport(UIKit) && !os(watchOS)
     private let observations: [NotificationObservation]
-    #endif
 
     init(_ deliver: @escaping @Sendable (MemoryPressure) -> Void) {
         #if canImport(Darwin)
         source = DispatchSourceBox(deliver)
         #endif
-        #if canImport(UIKit) && !os(watchOS)
         // UIKit's names, spelled out: this module does not import UIKit.
         observations = [
             NotificationObservation(Notification.Name("UIApplicationDidReceiveMemoryWarningNotification")) { deliver(.critical) },
             NotificationObservation(Notification.Name("UIApplicationDidEnterBackgroundNotification")) { deliver(.background) },
         ]
-        #endif
     }
 }
 
