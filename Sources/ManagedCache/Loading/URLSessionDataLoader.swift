@@ -145,8 +145,9 @@ public final class URLSessionDataLoader: DataLoading {
     ///   - request: What to fetch; its priority orders the wait for a connection and sets the
     ///     task's priority, following the manager's changes while the load runs.
     ///   - receiver: Told ``DataLoadReceiver/requestIsWaitingForConnection()`` when the load has
-    ///     to wait, ``DataLoadReceiver/requestDidStart()`` when it goes on the wire, then the
-    ///     response and the body.
+    ///     to wait (on Linux also while the task is being handed to the session),
+    ///     ``DataLoadReceiver/requestDidStart()`` when it goes on the wire, then the response and
+    ///     the body.
     /// - Returns: The response, once the body is complete.
     /// - Throws: ``ManagedCacheError/cancelled(_:)`` when the task is cancelled while the load
     ///   waits for a connection, `URLError` when the transfer fails or is cancelled, or the
@@ -164,7 +165,14 @@ public final class URLSessionDataLoader: DataLoading {
         }
         defer { hostLimit.release(host) }
         if Task.isCancelled { throw ManagedCacheError.cancelled(.caller) }  // cancelled while admitted
+        #if canImport(Darwin)
         receiver.requestDidStart()
+        #else
+        // Not on the wire yet: the starter thread hands it to the session (see `transfer`), and
+        // says so then. Its queue is the engine's, shared by every loader, so a wait there is not
+        // the server's silence.
+        receiver.requestIsWaitingForConnection()
+        #endif
         return try await transfer(request, receiver: receiver)
     }
 
@@ -225,6 +233,10 @@ public final class URLSessionDataLoader: DataLoading {
                     let transfer = delegate.register(task: task, receiver: receiver)
                     transfer.wait(continuation)
                     if launch.launched(task, transfer) {
+                        // The idle timeout counts from here: the wait for this thread, and for
+                        // FoundationNetworking's work queue in `dataTask(with:)`, was not silence
+                        // on the wire (on a loaded machine it lasted seconds).
+                        receiver.requestDidStart()
                         task.resume()
                     } else {
                         // Cancelled meanwhile: the cancellation handler found nothing to cancel.
