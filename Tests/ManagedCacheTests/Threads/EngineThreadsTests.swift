@@ -135,7 +135,9 @@ import Testing
     @Test func workWaitingForTheTimerOrTheStarterFinishesWhileItHoldsEveryWorker() async {
         // More waiting jobs than workers: each waits for an action it queued on a thread outside
         // the pool. Were the timer or the starter a job of the pool, the waits would hold every
-        // worker and the actions would never run.
+        // worker and the actions would never run. Each waits up to `waitBound`: the starter is
+        // every loader's of the process, and other tests' loads may keep it waiting for
+        // FoundationNetworking for seconds (10 s was once too short under AddressSanitizer).
         let count = EngineThreads.workerCount + 2
         let finished = Lock(0)
         for index in 0..<count {
@@ -146,7 +148,7 @@ import Testing
                 } else {
                     EngineThreads.starter.async { signal.signal() }
                 }
-                if signal.wait(timeout: .now() + 10) == .success { finished.withLock { $0 += 1 } }
+                if signal.wait(timeout: .now() + waitBound) == .success { finished.withLock { $0 += 1 } }
             }
         }
         #expect(await waitUntil { finished.withLock { $0 } == count })
