@@ -71,6 +71,12 @@ import Testing
         }
     }
 
+    /// Linux keeps 15 bytes of a thread's name and refuses a longer one; the opening's thread
+    /// would then show the name of whichever thread opened the cache.
+    @Test func theOpeningThreadsNameFitsWhatLinuxKeeps() {
+        #expect(CacheStore.openingThreadName.utf8.count <= 15)
+    }
+
     @Test(arguments: cases)
     func hitsBeforeTheReplayAreWhatTheReplayedIndexSays(_ testCase: Case) throws {
         try withTemporaryDirectory { root in

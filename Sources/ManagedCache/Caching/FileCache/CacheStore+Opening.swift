@@ -41,7 +41,7 @@ extension CacheStore {
     func startOpening(_ job: OpeningReplay) {
         let (layout, state, clock) = (self.layout, self.state, self.clock)
         Thread.detachNewThread {
-            Thread.current.name = Self.openingThreadName
+            EngineThreads.nameCurrentThread(Self.openingThreadName)
             guard job.claim() else { return }
             job.publish(job.decode(layout: layout))
             // The install writes (the session, the limits' evictions, a compaction).
@@ -51,8 +51,11 @@ extension CacheStore {
         }
     }
 
-    /// The name of the thread an opening replays on.
-    static let openingThreadName = "ManagedCache.FileCache.opening"
+    /// The name of the thread an opening replays on: 15 bytes at most, as Linux keeps no more (a
+    /// longer one was refused, and the thread kept the name of the thread that opened the cache).
+    /// Not `MCache.…`: the opening's thread is the cache's, for as long as it opens, not one of
+    /// the engine's fixed threads.
+    static let openingThreadName = "FileCache.open"
 
     /// Runs the replay of `job` and installs the index, or waits while other threads do.
     func completeOpening(_ job: OpeningReplay) {
