@@ -56,7 +56,7 @@ let package = Package(
         // mix under a 256-descriptor limit; fails on a leak or a wrong object. Not a unit test.
         .executableTarget(
             name: "ManagedCacheSoak",
-            dependencies: ["ManagedCache", "LoopbackServer", "ManagedCacheLocking", "HeapProbe"],
+            dependencies: ["ManagedCache", "LoopbackServer", "ManagedCacheLocking", "HeapProbe", "ChildProcesses"],
             path: "Benchmarks/Soak"
         ),
         // glibc's malloc statistics for the soak's memory samples (a C target: Swift's Glibc

@@ -1,6 +1,13 @@
+import ChildProcesses
 import Foundation
 import LoopbackServer
 import ManagedCacheLocking
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The soak's loopback server: a few hundred keys, most served well, some slowly, some answering
 /// `404` or `503`, some resetting the connection mid-body on their first request (then served,
@@ -41,6 +48,10 @@ enum SoakRoutes {
         let resetDone = Lock<Set<Int>>([])
         server.setFallback { request in
             let parts = request.path.split(separator: "/")
+            // The URLSession leak probe's routes: the head and a few bytes, then nothing.
+            if parts.count == 3, parts[0] == "probe", parts[1] == "stalled" {
+                return .ok(Data(count: 64_000)).behaving(.stall(afterBodyBytes: 4_000))
+            }
             guard parts.count == 2, parts[0] == "k", let index = Int(parts[1]) else { return nil }
             let ok = LoopbackResponse.ok(payload(ofKey: index)).caching(etag: "\"k\(index)\"")
             switch kind(ofKey: index) {
@@ -55,4 +66,80 @@ enum SoakRoutes {
         }
         return server
     }
+}
+
+/// The soak's server, in a process of its own (this program, started with `--serve`): its
+/// connection threads and sockets are not the app's, so the soak's thread, descriptor and memory
+/// figures are the engine's and the harness's alone. The child writes its counts to a file every
+/// 50 ms, and ends when this process does (it watches its parent).
+final class SoakServer: Sendable {
+    let port: Int
+    private let child: SpawnedProcess
+    private let statsFile: URL
+
+    /// Starts the child and waits for its port.
+    init(statsFile: URL) throws {
+        self.statsFile = statsFile
+        let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        child = try SpawnedProcess(
+            executable: executable, arguments: ["--serve", String(getpid()), statsFile.path], standardOutput: .pipe)
+        var line = Data()
+        var byte: UInt8 = 0
+        while let descriptor = child.outputDescriptor, read(descriptor, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+            line.append(byte)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            child.send(SIGKILL)
+            child.waitUntilExit()
+            throw SoakServerError(description: "the server process said \"\(String(decoding: line, as: UTF8.self))\", not its port")
+        }
+        self.port = port
+    }
+
+    /// Ends the child.
+    func stop() {
+        child.send(SIGTERM)
+        child.waitUntilExit()
+        try? FileManager.default.removeItem(at: statsFile)
+    }
+
+    func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(path)")!
+    }
+
+    /// The child's last counts: requests received, connections open (at most 50 ms old).
+    private var counts: (total: Int, open: Int) {
+        guard let text = try? String(contentsOf: statsFile, encoding: .utf8) else { return (0, 0) }
+        let numbers = text.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard numbers.count == 2 else { return (0, 0) }
+        return (numbers[0], numbers[1])
+    }
+
+    var totalRequestCount: Int { counts.total }
+    /// Connections open; `-1` until the child has written its counts once.
+    var openConnectionCount: Int { counts.open }
+
+    /// The child's life, when this program was started with `--serve <parent> <stats file>`:
+    /// serves, writes its counts every 50 ms, and exits once its parent is gone.
+    static func serveIfAsked(_ arguments: [String]) {
+        guard arguments.first == "--serve", arguments.count == 3, let parent = pid_t(arguments[1]) else { return }
+        let statsFile = URL(fileURLWithPath: arguments[2])
+        let server: LoopbackServer
+        do { server = try SoakRoutes.start() } catch {
+            FileHandle.standardOutput.write(Data("cannot start: \(error)\n".utf8))
+            exit(1)
+        }
+        FileHandle.standardOutput.write(Data("\(server.port)\n".utf8))
+        let scratch = statsFile.appendingPathExtension("new")
+        while getppid() == parent {
+            try? Data("\(server.totalRequestCount) \(server.openConnectionCount)".utf8).write(to: scratch)
+            _ = rename(scratch.path, statsFile.path)
+            usleep(50_000)
+        }
+        exit(0)
+    }
+}
+
+struct SoakServerError: Error, CustomStringConvertible {
+    var description: String
 }

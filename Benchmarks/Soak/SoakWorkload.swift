@@ -106,7 +106,7 @@ final class SoakTally: Sendable {
 /// the main queue, and a prefetch per round.
 struct SoakThread {
     let managers: [ObjectManager]
-    let server: LoopbackServer
+    let server: SoakServer
     let keyCount: Int
     let expected: [SoakObject?]
     let tally: SoakTally

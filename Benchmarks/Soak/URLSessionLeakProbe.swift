@@ -32,7 +32,7 @@ enum URLSessionLeakProbe {
 
     /// What plain `URLSession` tasks for `paths` (round robin, four at a time, as the soak's
     /// threads) keep on the C heap, or `nil` where the C library cannot tell (not glibc).
-    static func measure(server: LoopbackServer, paths: [String], tasks: Int) -> Leak? {
+    static func measure(server: SoakServer, paths: [String], tasks: Int) -> Leak? {
         guard heap_probe_bytes_in_use() >= 0, !paths.isEmpty else { return nil }
         let ends = TaskEnds()
         let queue = OperationQueue()
@@ -42,10 +42,8 @@ enum URLSessionLeakProbe {
         // Tasks to cancel go to routes that stall after their first bytes, so they are still
         // running when cancelled: a task whose end the session is delivering meanwhile may stop
         // the process when cancelled (FoundationNetworking's race, see the Reliability article).
+        // (`SoakRoutes` answers these paths.)
         let stalled = (0..<8).map { "/probe/stalled/\($0)" }
-        for path in stalled {
-            server.setRoute(path, .ok(Data(count: 64_000)).behaving(.stall(afterBodyBytes: 4_000)))
-        }
         /// Runs `count` tasks on four threads; `cancelAfter`: each goes to a stalled route and is
         /// cancelled that long after its start, in microseconds (nil: runs to its end).
         func run(_ count: Int, from offset: Int, cancelAfter: UInt32?) {

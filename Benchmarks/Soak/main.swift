@@ -2,8 +2,8 @@
 // [--nofile 256] [--seed N]`. Not a unit test: an app-like hour (or minute) under the
 // descriptor limit iOS gives an app.
 //
-// Four threads manage users over a few hundred keys of a loopback server whose routes answer
-// well, slowly, 404, 503 or reset mid-body; a third of the users are released before their load
+// Four threads manage users over a few hundred keys of a loopback server (a child process of
+// this program, `SoakServer`) whose routes answer well, slowly, 404, 503 or reset mid-body; a third of the users are released before their load
 // ends, the loading buffer (8) pushes loads out, the same keys come back while earlier loads of
 // them are being cancelled, a quarter of the users are on `.mainQueue`, every round prefetches,
 // and the managers use a `FileCache` and a `BigFileCache`. The program lowers its own
@@ -115,7 +115,7 @@ struct PhaseResult {
 /// The mix for `seconds` on fresh caches under `root`; waits for every load to end and releases
 /// the managers before returning.
 func runPhase(
-    seconds: Double, options: SoakOptions, server: LoopbackServer, root: URL, expected: [SoakObject?],
+    seconds: Double, options: SoakOptions, server: SoakServer, root: URL, expected: [SoakObject?],
     start: Date
 ) -> PhaseResult {
     let tally = SoakTally()
@@ -207,13 +207,15 @@ func runPhase(
 func runSoak(_ options: SoakOptions) -> Int32 {
     let limit = lowerDescriptorLimit(to: options.descriptorLimit)
     let start = Date()
-    let server: LoopbackServer
-    do { server = try SoakRoutes.start() } catch {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("ManagedCacheSoak-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let server: SoakServer
+    let statsFile = root.deletingLastPathComponent().appendingPathComponent(root.lastPathComponent + ".server")
+    do { server = try SoakServer(statsFile: statsFile) } catch {
         say("soak: cannot start the loopback server: \(error)")
         return 1
     }
-    let root = FileManager.default.temporaryDirectory.appendingPathComponent("ManagedCacheSoak-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: root) }
+    defer { server.stop() }
     let expected = (0..<options.keys).map { index -> SoakObject? in
         switch SoakRoutes.kind(ofKey: index) {
         case .notFound, .unavailable: nil
@@ -347,6 +349,8 @@ func runSoak(_ options: SoakOptions) -> Int32 {
     return 1
 }
 
+// Started with `--serve`: the soak's loopback server, in a process of its own (`SoakServer`).
+SoakServer.serveIfAsked(Array(CommandLine.arguments.dropFirst()))
 // The soak runs on a thread of its own; the main thread serves the main queue (`.mainQueue` users).
 let options = SoakOptions(arguments: Array(CommandLine.arguments.dropFirst()))
 Thread.detachNewThread {
