@@ -116,7 +116,7 @@ final class SoakServer: Sendable {
     }
 
     var totalRequestCount: Int { counts.total }
-    /// Connections open; `-1` until the child has written its counts once.
+    /// Connections open (0 until the child has written its counts once).
     var openConnectionCount: Int { counts.open }
 
     /// The child's life, when this program was started with `--serve <parent> <stats file>`:
