@@ -93,9 +93,15 @@ private final class ReadCounts: Sendable {
                 step += 1
                 let key = "shared-\(generator.next() % 120)"
                 if step % 2 == 0 {
-                    try cache.store(
-                        CrashPayload.bytes(key: key, generation: step), forKey: key,
-                        metadata: FileCacheMetadata(userInfo: ["generation": String(step)]))
+                    do {
+                        try cache.store(
+                            CrashPayload.bytes(key: key, generation: step), forKey: key,
+                            metadata: FileCacheMetadata(userInfo: ["generation": String(step)]))
+                    } catch FileCacheError.busy {
+                        // A child held the journal lock past the wait bound (descheduled while
+                        // holding it, under a sanitizer): nothing was stored. Consistency is
+                        // what this test checks, not how long a lock is held.
+                    }
                 } else if let entry = cache.entry(forKey: key) {
                     do {
                         let data = try cache.readData(for: entry)
@@ -103,6 +109,8 @@ private final class ReadCounts: Sendable {
                         #expect(data == CrashPayload.bytes(key: key, generation: generation))
                     } catch FileCacheError.corrupted {
                         // Replaced or evicted by a child since the lookup.
+                    } catch FileCacheError.busy {
+                        // As for a store, above.
                     }
                 }
             }
