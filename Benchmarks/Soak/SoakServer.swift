@@ -42,16 +42,20 @@ enum SoakRoutes {
         return Data(bytes)
     }
 
+    /// A route of the URLSession leak probe (`URLSessionLeakProbe`): the head and a few bytes,
+    /// then nothing, so a task to it is still running when the probe cancels it.
+    static func stalledProbePath(_ index: Int) -> String { stalledProbePrefix + String(index) }
+    private static let stalledProbePrefix = "/probe/stalled/"
+
     static func start() throws -> LoopbackServer {
         // Keeps no request log: the soak measures the engine's memory, not the server's.
         let server = try LoopbackServer(configuration: .init(recordedRequestsPerPath: 0))
         let resetDone = Lock<Set<Int>>([])
         server.setFallback { request in
-            let parts = request.path.split(separator: "/")
-            // The URLSession leak probe's routes: the head and a few bytes, then nothing.
-            if parts.count == 3, parts[0] == "probe", parts[1] == "stalled" {
+            if request.path.hasPrefix(stalledProbePrefix) {
                 return .ok(Data(count: 64_000)).behaving(.stall(afterBodyBytes: 4_000))
             }
+            let parts = request.path.split(separator: "/")
             guard parts.count == 2, parts[0] == "k", let index = Int(parts[1]) else { return nil }
             let ok = LoopbackResponse.ok(payload(ofKey: index)).caching(etag: "\"k\(index)\"")
             switch kind(ofKey: index) {

@@ -1,5 +1,4 @@
 import Foundation
-import LoopbackServer
 import ManagedCache
 import ManagedCacheLocking
 

@@ -1,6 +1,5 @@
 import Foundation
 import HeapProbe
-import LoopbackServer
 import ManagedCacheLocking
 
 #if canImport(FoundationNetworking)
@@ -42,8 +41,7 @@ enum URLSessionLeakProbe {
         // Tasks to cancel go to routes that stall after their first bytes, so they are still
         // running when cancelled: a task whose end the session is delivering meanwhile may stop
         // the process when cancelled (FoundationNetworking's race, see the Reliability article).
-        // (`SoakRoutes` answers these paths.)
-        let stalled = (0..<8).map { "/probe/stalled/\($0)" }
+        let stalled = (0..<8).map(SoakRoutes.stalledProbePath)
         /// Runs `count` tasks on four threads; `cancelAfter`: each goes to a stalled route and is
         /// cancelled that long after its start, in microseconds (nil: runs to its end).
         func run(_ count: Int, from offset: Int, cancelAfter: UInt32?) {

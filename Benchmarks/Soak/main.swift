@@ -2,19 +2,19 @@
 // [--nofile 256] [--seed N]`. Not a unit test: an app-like hour (or minute) under the
 // descriptor limit iOS gives an app.
 //
-// Four threads manage users over a few hundred keys of a loopback server (a child process of
-// this program, `SoakServer`) whose routes answer well, slowly, 404, 503 or reset mid-body; a third of the users are released before their load
-// ends, the loading buffer (8) pushes loads out, the same keys come back while earlier loads of
-// them are being cancelled, a quarter of the users are on `.mainQueue`, every round prefetches,
-// and the managers use a `FileCache` and a `BigFileCache`. The program lowers its own
-// RLIMIT_NOFILE to 256 first and samples resident memory, descriptors and threads every few
-// seconds, and the threads by name every 0.1 s. It exits 1 if a live user is left waiting, an
-// object is wrong, a load object outlives the loads, descriptors end above their start (the
-// runtime's event descriptors, one over theirs), resident memory after warm-up grows more than
-// 10 %, or the engine's own threads (named `MCache.…`) ever number more than its bound.
+// Four threads manage users over a few hundred keys of a loopback server (a child process of this
+// program, `SoakServer`) whose routes answer well, slowly, 404, 503 or reset mid-body; a third of
+// the users are released before their load ends, the loading buffer (8) pushes loads out, the
+// same keys come back while earlier loads of them are being cancelled, a quarter of the users are
+// on `.mainQueue`, every round prefetches, and the managers use a `FileCache` and a
+// `BigFileCache`. The program lowers its own RLIMIT_NOFILE to 256 first and samples resident
+// memory, descriptors and threads every few seconds, and the threads by name every 0.1 s. It
+// exits 1 if a live user is left waiting, an object is wrong, a load object outlives the loads,
+// descriptors end above their start (the runtime's event descriptors, one over theirs), resident
+// memory after warm-up grows more than 10 %, or the engine's own threads (named `MCache.…`) ever
+// number more than its bound.
 
 import Foundation
-import LoopbackServer
 @_spi(Diagnostics) import ManagedCache
 import ManagedCacheLocking
 
@@ -210,8 +210,7 @@ func runSoak(_ options: SoakOptions) -> Int32 {
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("ManagedCacheSoak-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }
     let server: SoakServer
-    let statsFile = root.deletingLastPathComponent().appendingPathComponent(root.lastPathComponent + ".server")
-    do { server = try SoakServer(statsFile: statsFile) } catch {
+    do { server = try SoakServer(statsFile: root.appendingPathExtension("server")) } catch {
         say("soak: cannot start the loopback server: \(error)")
         return 1
     }

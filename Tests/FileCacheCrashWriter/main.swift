@@ -104,12 +104,12 @@ var reads = (good: 0, stale: 0, wrong: 0)
 var busyAnswers = 0
 let maximumBusy = 100
 
-/// Counts a `busy` answer; exits 5 past `maximumBusy`.
+/// Counts a `busy` answer for `operation`; exits 5 past `maximumBusy`.
 @MainActor
-func skipBusy(_ error: any Error) {
+func skipBusy(_ operation: String) {
     busyAnswers += 1
     guard busyAnswers > maximumBusy else { return }
-    FileHandle.standardError.write(Data("operation failed: \(error), \(busyAnswers) times\n".utf8))
+    FileHandle.standardError.write(Data("operation failed: busy (\(operation)), \(busyAnswers) times\n".utf8))
     exit(5)
 }
 
@@ -209,8 +209,8 @@ if share {
         generation += 1
         do {
             try shareStep(key, random.next() % 1000)
-        } catch FileCacheError.busy {
-            skipBusy(FileCacheError.busy(operation: "a share step"))
+        } catch FileCacheError.busy(let operation) {
+            skipBusy(operation)
         } catch {
             FileHandle.standardError.write(Data("operation failed: \(error)\n".utf8))
             exit(5)
@@ -304,8 +304,8 @@ for _ in 0..<iterations {
         }
     } catch FileCacheError.corrupted {
         // Another process (steady mode) replaced or removed the entry between lookup and read.
-    } catch FileCacheError.busy where steady {
-        skipBusy(FileCacheError.busy(operation: "a steady step"))
+    } catch FileCacheError.busy(let operation) where steady {
+        skipBusy(operation)
     } catch {
         FileHandle.standardError.write(Data("operation failed: \(error)\n".utf8))
         exit(5)
