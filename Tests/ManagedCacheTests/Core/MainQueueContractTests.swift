@@ -79,26 +79,25 @@ import Testing
     /// A callback queued on the main queue is checked when it runs, not when it was decided: a
     /// user unmanaged or managed again meanwhile is not called with it (the check
     /// is made on the user's record, off the manager's lock).
-    @Test func aQueuedCallbackOfAnUnmanagedOrReManagedUserIsDropped() async throws {
+    ///
+    /// Off the cooperative pool: it waits, blocking, for its hold of the main queue to begin, and
+    /// another test's hold ahead of it may wait on the pool (see `MainQueueHold`).
+    @Test(.offCooperativePool) func aQueuedCallbackOfAnUnmanagedOrReManagedUserIsDropped() async throws {
         let manager = try await makeManager()
         let unmanaged = RecordingUser(request("hit"), decoder: BlobDecoder(), delivery: .mainQueue)
         let reManaged = RecordingUser(request("hit"), decoder: BlobDecoder(), delivery: .mainQueue)
         let kept = RecordingUser(request("hit"), decoder: BlobDecoder(), delivery: .mainQueue)
         // Hold the main queue, so the three memory hits wait on it while the users change.
-        let mainHeld = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        DispatchQueue.main.async {
-            mainHeld.signal()
-            _ = release.wait(timeout: .now() + 20)
-        }
-        #expect(mainHeld.wait(timeout: .now() + 20) == .success)
+        let hold = MainQueueHold()
+        #expect(hold.waitUntilHolding(), "the main queue did not begin the hold")
         onManagingThread {
             for user in [unmanaged, reManaged, kept] { manager.manage(user) }
             manager.unmanage(unmanaged)
             reManaged.setRequest(request("miss"))
             manager.manage(reManaged)
         }
-        release.signal()
+        hold.release()
+        #expect(!hold.outlastedItsBound, "the main queue was not held while the users changed")
         #expect(await waitUntil { kept.objects.count == 1 && reManaged.objects.count == 1 })
         await MainActor.run {}  // the main queue has run everything queued before this
         #expect(unmanaged.finalCallbackCount == 0)
