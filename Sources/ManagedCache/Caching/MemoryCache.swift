@@ -59,6 +59,17 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         storage.withLock { $0.find(key, hash: key.hashValue).slot >= 0 }
     }
 
+    /// Whether the key's entry satisfies `condition`, asked under the cache's lock without
+    /// refreshing the entry's recency (`false` on a miss): for the manager's checks, which are
+    /// not reads.
+    func entry(forKey key: Key, satisfies condition: (Value) -> Bool) -> Bool {
+        storage.withLock { storage in
+            let slot = storage.find(key, hash: key.hashValue).slot
+            guard slot >= 0, let value = storage.entries[Int(slot)].value else { return false }
+            return condition(value)
+        }
+    }
+
     /// Stores `value` under `key` as the most recent entry, then evicts least recently used entries
     /// until both limits hold. Returns the evicted values (so callers can release them outside any lock).
     ///

@@ -142,6 +142,11 @@ public struct CachedObject: Sendable {
     public let freshness: HTTPFreshness?
     /// Its memory cost, as its decoder reported it.
     public let cost: Int
+    /// The object's identity when it is a class instance (`nil` for a value, which has none):
+    /// how the manager tells that the memory cache holds the very object a handler holds
+    /// (`LoadCore._idleIfTheMemoryCacheHoldsItsObject`). Found once, here: the cast costs a
+    /// few thousand instructions, more than a whole memory hit should.
+    let identity: ObjectIdentifier?
 
     /// Creates a memory-cache value.
     ///
@@ -150,9 +155,22 @@ public struct CachedObject: Sendable {
     ///   - freshness: Its freshness, or `nil` when it came with no caching information.
     ///   - cost: Its memory cost in bytes.
     public init(object: any Sendable, freshness: HTTPFreshness?, cost: Int) {
+        self.init(object: object, freshness: freshness, cost: cost, identity: Self.identity(of: object))
+    }
+
+    /// A memory-cache value whose object's identity is known already (`nil`: unknown, and the
+    /// manager treats the object as one it cannot recognise).
+    init(object: any Sendable, freshness: HTTPFreshness?, cost: Int, identity: ObjectIdentifier?) {
         self.object = object
         self.freshness = freshness
         self.cost = cost
+        self.identity = identity
+    }
+
+    /// The identity of `object` when it is a class instance.
+    static func identity(of object: any Sendable) -> ObjectIdentifier? {
+        guard type(of: object) is AnyClass else { return nil }
+        return ObjectIdentifier(object as AnyObject)
     }
 
     /// Whether it can be delivered without revalidation under `policy`.

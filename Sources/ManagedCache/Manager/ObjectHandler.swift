@@ -18,6 +18,7 @@
 ///   ready ── startBackgroundRevalidation ──▶ ready (stale, revalidating) ── bytesArrived ┘
 ///         ── revalidated (304, or stale-if-error) ──▶ ready ; becomeReady (memory hit) ──▶ ready
 ///   any ── startStoring (the app stores an object) ──▶ loaded ── finishDecoding ──▶ ready / new
+///   ready ── becomeIdle (its last user left; the memory cache holds the object) ──▶ new
 /// ```
 ///
 /// `generation` changes on every start and cancellation, so the result of an abandoned load or
@@ -66,7 +67,14 @@ final class ObjectHandler {
     private(set) var policy: LoadPolicy
     /// The users attached to the handler's current object or load, in the order they came.
     private(set) var users = HandlerUsers()
-    private(set) var phase: Phase = .new
+    private(set) var phase: Phase = .new {
+        didSet { readyIdentity = nil }
+    }
+    /// The ready object's identity when it is a class instance and known (`CachedObject.identity`):
+    /// what tells that the memory cache's entry is that very object (see `becomeIdle`). Cleared
+    /// by every change of phase; set by a memory hit (`becomeReady(fromMemory:)`) and after a
+    /// decode or a revalidation (`identifyReadyObject`).
+    private(set) var readyIdentity: ObjectIdentifier?
     /// Bumped on every start and cancellation, so results of an abandoned load are ignored.
     private(set) var generation: UInt64 = 0
     /// A prefetch with this handler's decoder wants the object even with no users.
@@ -224,8 +232,35 @@ final class ObjectHandler {
     func becomeReady(fromMemory cached: CachedObject) {
         guard !phase.isBusy, revalidatingFetch == nil else { return }
         phase = .ready(cached.object, .memory)
+        readyIdentity = cached.identity
         freshness = cached.freshness
         objectCost = cached.cost
+    }
+
+    /// Records the ready object's identity (`readyIdentity`), as the memory-cache value made of
+    /// it found it; nothing unless the handler is ready.
+    func identifyReadyObject(_ identity: ObjectIdentifier?) {
+        guard case .ready = phase else { return }
+        readyIdentity = identity
+    }
+
+    /// ready → new, holding nothing: its last user has left and the memory cache holds the ready
+    /// object itself, so the handler stays in the table for the key's next memory hit rather
+    /// than being dropped and made again (see `LoadCore._idleIfTheMemoryCacheHoldsItsObject`).
+    func becomeIdle() {
+        assert(
+            users.isEmpty && !phase.isBusy && !heldByPrefetch && revalidatingFetch == nil && staleObject == nil,
+            "only a handler nobody needs idles")
+        phase = .new
+        freshness = nil
+        objectCost = 0
+        writeGate = nil
+    }
+
+    /// Whether the handler holds nothing and waits for nothing (new, with no stale object).
+    var isIdle: Bool {
+        guard case .new = phase else { return false }
+        return staleObject == nil && revalidatingFetch == nil && !heldByPrefetch
     }
 
     /// The prefetch holding the handler now runs at `priority` (the same request prefetched again).
@@ -276,7 +311,7 @@ final class ObjectHandler {
     /// revalidate; `nil` otherwise.
     func staleReadyObject(policy: FreshnessPolicy) -> CachedObject? {
         guard case .ready(let object, _) = phase, let freshness, freshness.isStale(policy: policy) else { return nil }
-        return CachedObject(object: object, freshness: freshness, cost: objectCost)
+        return CachedObject(object: object, freshness: freshness, cost: objectCost, identity: readyIdentity)
     }
 
     /// Whether any user is still alive.

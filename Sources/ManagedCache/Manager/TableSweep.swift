@@ -2,7 +2,10 @@
 ///
 /// What it removes: handlers nobody uses that are not loading and not held by a prefetch (users
 /// released without `unmanage`, as views are, leave them behind), and the records of deallocated
-/// users; in the handlers it keeps, the records of deallocated users. Without it, such users would
+/// users; in the handlers it keeps, the records of deallocated users. It keeps idle the handlers
+/// nobody uses whose key the memory cache holds (`LoadCore._idleIfTheMemoryCacheHoldsItsObject`):
+/// they hold no object, and the key's next memory hit finds them. So the handler table is bounded
+/// by the users alive plus the memory cache's entries. Without it, such users would
 /// pile up in a handler's list and in the side table while the handler table stays small.
 ///
 /// When: once either table reaches 3/4 of the threshold (twice the larger table's size when the

@@ -38,11 +38,14 @@ import Testing
     }
 
     @Test func handlersOfKeysWhoseUsersWentAwayDoNotAccumulate() {
-        let manager = makeScriptedManager(loader: ScriptedDataLoader(), memoryCount: 10_000)
+        // The memory cache keeps two rounds' keys: a handler nobody uses stays idle while its key
+        // is there (`LoadCore._idleIfTheMemoryCacheHoldsItsObject`), and goes once it is evicted.
+        let memoryCount = 1_000
+        let manager = makeScriptedManager(loader: ScriptedDataLoader(), memoryCount: memoryCount)
         let decoder = BlobDecoder()
         let object = Blob(Data("in memory".utf8))
         // Rounds of 500 views, each of its own key (a memory hit), alive together, then released
-        // without `unmanage`: each leaves a handler nobody uses.
+        // without `unmanage`: each leaves a handler nobody uses, 10,000 in all.
         let perRound = 500
         let rounds = 20
         var largest = 0
@@ -58,7 +61,9 @@ import Testing
             users.removeAll()
             largest = max(largest, manager.state.withLock { $0.handlers.count })
         }
-        #expect(largest <= 2 * perRound + TableSweep.floor)
+        // A sweep leaves the handlers of live users and of keys in memory; the next begins at
+        // 3/4 of twice that.
+        #expect(largest <= 2 * (perRound + memoryCount) + TableSweep.floor)
     }
 
     /// The `manage` that finds a sweep due only schedules it: the tables are untouched until the
@@ -127,7 +132,8 @@ import Testing
     /// Users come and go while `manage` runs: sweeps begin, run beside it and end, and the
     /// handlers left are bounded by the users alive.
     @Test func sweepsRunBesideManageAndEnd() async {
-        let manager = makeScriptedManager(loader: ScriptedDataLoader(), memoryCount: 10_000)
+        let memoryCount = 200
+        let manager = makeScriptedManager(loader: ScriptedDataLoader(), memoryCount: memoryCount)
         let decoder = BlobDecoder()
         let object = Blob(Data("in memory".utf8))
         var users: [RecordingUser<BlobDecoder>] = []
@@ -144,7 +150,57 @@ import Testing
         }
         #expect(sawScheduled)
         #expect(await waitUntil { manager.state.withLock { !$0.sweep.isScheduled && !$0.sweep.isSweeping } })
-        #expect(manager.state.withLock { $0.handlers.count } <= 2 * users.count + TableSweep.floor)
+        #expect(manager.state.withLock { $0.handlers.count } <= 2 * (users.count + memoryCount) + TableSweep.floor)
+    }
+
+    /// A handler whose last user leaves stays in the table, idle and holding nothing, while the
+    /// memory cache holds its object (a class instance): the key's next memory hit finds it. The
+    /// object lives as long as the memory cache keeps it, and the sweep drops the handler once
+    /// the memory cache no longer holds the key.
+    @Test func aHandlerWhoseObjectTheMemoryCacheHoldsIdlesHoldingNothing() async {
+        let loader = ScriptedDataLoader()
+        loader.script("probe", .body(Data("p".utf8)))
+        let manager = makeScriptedManager(loader: loader)
+        let freed = Lock<(count: Int, underLock: Bool)>((0, false))
+        let user = ForgetfulUser(request: request("probe"), decoder: LockProbeDecoder(manager: manager, freed: freed))
+        manager.manage(user)
+        #expect(await waitUntil { user.readyCount == 1 })
+        manager.unmanage(user)
+        let key = ObjectKey(dataKey: request("probe").dataKey, variant: "test.lock-probe")
+        #expect(manager.state.withLock { $0.handlers[key]?.isIdle } == true)
+        #expect(freed.withLock { $0.count } == 0)  // the memory cache holds it
+        manager.manage(user)  // found idle: a memory hit, no load
+        #expect(user.readyCount == 2)
+        #expect(loader.requestCount("probe") == 1)
+        manager.unmanage(user)
+        manager.memoryCache.removeValue(forKey: key)
+        // Nothing else held it: not the idle handler.
+        #expect(await waitUntil { freed.withLock { $0.count } == 1 })
+        #expect(freed.withLock { $0.underLock } == false)
+        // Other users attach until a sweep has examined (and dropped) the idle handler.
+        let decoder = BlobDecoder()
+        var others: [RecordingUser<BlobDecoder>] = []
+        for index in 0..<(4 * TableSweep.floor) where manager.state.withLock({ $0.handlers[key] }) != nil {
+            others.append(RecordingUser(request("other/\(index)"), decoder: decoder))
+            manager.manage(others[index])
+        }
+        #expect(await waitUntil { manager.state.withLock { $0.handlers[key] } == nil })
+    }
+
+    /// A ready handler whose object is a value (which has no identity to match with the memory
+    /// cache's entry) is dropped with its last user.
+    @Test func aHandlerOfAValueIsDroppedWithItsLastUser() async {
+        let loader = ScriptedDataLoader()
+        loader.script("value", .body(Data("v".utf8)))
+        let manager = makeScriptedManager(loader: loader)
+        let user = RecordingUser(request("value"), decoder: DataDecoder())
+        manager.manage(user)
+        #expect(await waitUntil { user.objects.count == 1 })
+        let key = ObjectKey(dataKey: request("value").dataKey, variant: DataDecoder().identifier)
+        #expect(manager.state.withLock { $0.handlers[key] } != nil)
+        manager.unmanage(user)
+        #expect(manager.state.withLock { $0.handlers[key] } == nil)
+        #expect(manager.memoryCache.contains(key))
     }
 
     /// `count` handlers of their own keys, none loading, none used.

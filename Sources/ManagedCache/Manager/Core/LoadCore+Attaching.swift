@@ -74,7 +74,7 @@ extension LoadCore {
     ) {
         if policy.cacheInMemory {
             work.released += memoryCache.setValue(
-                CachedObject(object: object, freshness: handler.freshness, cost: handler.objectCost),
+                CachedObject(object: object, freshness: handler.freshness, cost: handler.objectCost, identity: handler.readyIdentity),
                 forKey: answer.key, cost: handler.objectCost
             ).map(\.object)
         }
@@ -296,7 +296,11 @@ extension LoadCore {
         guard let handler = state.handlers[key] else { return }
         handler.detach(record, withReleased: true)
         if handler.users.isEmpty, !handler.phase.isBusy, !handler.heldByPrefetch, handler.revalidatingFetch == nil {
-            // Nobody uses it and nothing is under way: drop it. Only users keep a handler's object
+            // Nobody uses it and nothing is under way. Kept idle when the memory cache holds its
+            // object: a cell scrolled back to the key finds it, where dropping it here and making
+            // a new one on that hit was a third of a hit's instructions (`manage-hit`).
+            if _idleIfTheMemoryCacheHoldsItsObject(handler) { return }
+            // Otherwise drop it. Only users keep a handler's object
             // alive; the memory cache keeps its own reference within its limits. The handler, and
             // with it the object when the memory cache does not hold the key, is freed after the
             // lock, off a `manage` caller's thread (`CallerHandOff`): freeing it here was a tenth
@@ -310,6 +314,24 @@ extension LoadCore {
         // Its last user left while it loads: what is still wanted goes first (`_refreshPriority`).
         if case .loading = handler.phase, !handler.hasLiveUsers { _refreshPriority(dataKey: key.dataKey, in: &state) }
         work.append(_cancelIfAbandoned(key, in: &state))
+    }
+
+    /// Makes `handler` (nobody uses it, nothing is under way) idle, holding nothing, when the
+    /// memory cache's entry of its key is its ready object itself; `false` otherwise, and it is
+    /// dropped. Only a class instance a memory hit made ready is recognised as the same object
+    /// (`ObjectHandler.readyIdentity`): a value has no identity, and releasing the handler's copy
+    /// of one here could free its storage under the lock.
+    ///
+    /// Why only then: an idle handler must keep no object alive beyond the memory cache's limits,
+    /// and dropping its reference frees nothing while the memory cache holds the same instance.
+    /// The sweep takes idle handlers out once the memory cache no longer holds their key (see
+    /// `TableSweep`), so the table stays bounded by the users alive and the memory cache's entries.
+    func _idleIfTheMemoryCacheHoldsItsObject(_ handler: ObjectHandler) -> Bool {
+        guard let identity = handler.readyIdentity, handler.staleObject == nil,
+            memoryCache.entry(forKey: handler.key, satisfies: { $0.identity == identity })
+        else { return false }
+        handler.becomeIdle()
+        return true
     }
 
     /// Cancels the load of `key` if it has no live users, no prefetch wants it, its policy does

@@ -147,14 +147,12 @@ extension LoadCore {
             state.statistics.decodes += 1
             state.failures.succeeded(job.key)
             // With no user left, only the memory cache keeps the object (within its limits).
-            handler.finishDecoding(
-                object: object, origin: job.origin, freshness: job.freshness,
-                cost: handler.decoder.cost(of: object, byteCount: job.data.byteCount))
+            let cached = CachedObject(
+                object: object, freshness: job.freshness, cost: handler.decoder.cost(of: object, byteCount: job.data.byteCount))
+            handler.finishDecoding(object: object, origin: job.origin, freshness: job.freshness, cost: cached.cost)
+            handler.identifyReadyObject(cached.identity)
             if handler.policy.cacheInMemory {
-                work.released += memoryCache.setValue(
-                    CachedObject(object: object, freshness: job.freshness, cost: handler.objectCost),
-                    forKey: job.key, cost: handler.objectCost
-                ).map(\.object)
+                work.released += memoryCache.setValue(cached, forKey: job.key, cost: cached.cost).map(\.object)
             }
             work.deliveries += handler.deliveries(of: .ready(object, job.origin, job.objectFreshness))
             state.prefetchWatch.settleHandler(job.key, .loaded(job.origin))
@@ -184,14 +182,13 @@ extension LoadCore {
         var work = PendingWork()
         let wasWaiting = handler.revalidatingFetch == nil  // a background revalidation's users already have it
         state.prefetchWatch.settleHandler(key, .loaded(origin))
+        let cached = CachedObject(object: object, freshness: freshness, cost: handler.objectCost)
         handler.revalidated(object: object, origin: origin, freshness: freshness)
+        handler.identifyReadyObject(cached.identity)
         state.handlers[key] = handler
         state.loadingBuffer.remove(key)
         if handler.policy.cacheInMemory {
-            work.released += memoryCache.setValue(
-                CachedObject(object: object, freshness: freshness, cost: handler.objectCost), forKey: key,
-                cost: handler.objectCost
-            ).map(\.object)
+            work.released += memoryCache.setValue(cached, forKey: key, cost: cached.cost).map(\.object)
         }
         guard wasWaiting else { return work }
         work.deliveries += handler.deliveries(of: .ready(object, origin, objectFreshness))

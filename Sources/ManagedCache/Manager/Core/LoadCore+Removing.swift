@@ -2,9 +2,13 @@ import Foundation
 
 extension LoadCore {
     /// The app removed the object of `key` from memory: its handler goes too when it only holds
-    /// the object for nobody (users still holding the object keep it).
+    /// the object for nobody, or holds nothing (`ObjectHandler.isIdle`, kept for the key's next
+    /// memory hit); users still holding the object keep it.
     func _dropIdleHandler(_ key: ObjectKey, in state: inout ManagerState) {
-        if case .ready = state.handlers[key]?.phase, state.handlers[key]?.hasLiveUsers == false {
+        guard let handler = state.handlers[key], !handler.hasLiveUsers else { return }
+        if case .ready = handler.phase {
+            state.handlers.removeValue(forKey: key)
+        } else if handler.isIdle {
             state.handlers.removeValue(forKey: key)
         }
     }

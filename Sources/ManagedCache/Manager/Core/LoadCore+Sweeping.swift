@@ -46,6 +46,16 @@ extension LoadCore {
         state.sweep.begin(handlers: Array(state.handlers.keys), attachments: Array(state.attachments.keys))
     }
 
+    /// Whether the sweep keeps `handler`, which no live user needs and has nothing under way:
+    /// idle, for its key's next memory hit, while the memory cache holds the key (see
+    /// `_idleIfTheMemoryCacheHoldsItsObject`, which idles a ready one whose users were released
+    /// without `unmanage`).
+    private func _keepsIdle(_ handler: ObjectHandler) -> Bool {
+        handler.compactUsers()
+        if handler.isIdle { return memoryCache.contains(handler.key) }
+        return handler.revalidatingFetch == nil && _idleIfTheMemoryCacheHoldsItsObject(handler)
+    }
+
     /// Examines up to `budget` entries of the sweep under way: handlers first, then attachments.
     /// Returns the handlers and records it took out.
     func _sweepStep(budget: Int, in state: inout ManagerState) -> [AnyObject] {
@@ -56,6 +66,8 @@ extension LoadCore {
             guard let handler = state.handlers[key] else { continue }  // dropped since the snapshot
             if handler.phase.isBusy || handler.heldByPrefetch || handler.hasLiveUsers {
                 handler.compactUsers()
+            } else if _keepsIdle(handler) {
+                continue
             } else {
                 state.handlers.removeValue(forKey: key)
                 retired.append(handler)
