@@ -59,17 +59,6 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         storage.withLock { $0.find(key, hash: key.hashValue).slot >= 0 }
     }
 
-    /// Whether the key's entry satisfies `condition`, asked under the cache's lock without
-    /// refreshing the entry's recency (`false` on a miss): for the manager's checks, which are
-    /// not reads.
-    func entry(forKey key: Key, satisfies condition: (Value) -> Bool) -> Bool {
-        storage.withLock { storage in
-            let slot = storage.find(key, hash: key.hashValue).slot
-            guard slot >= 0, let value = storage.entries[Int(slot)].value else { return false }
-            return condition(value)
-        }
-    }
-
     /// Stores `value` under `key` as the most recent entry, then evicts least recently used entries
     /// until both limits hold. Returns the evicted values (so callers can release them outside any lock).
     ///
@@ -462,5 +451,19 @@ struct LRUStorage<Key: Hashable, Value> {
         if head >= 0 { links[Int(head)].newer = slot }
         head = slot
         if tail < 0 { tail = slot }
+    }
+}
+
+extension MemoryCache where Value == CachedObject {
+    /// Whether the key's entry is the object whose identity is `identity` (a class instance;
+    /// `CachedObject.identity`), asked without refreshing the entry's recency: for the manager's
+    /// check that dropping its own reference to that object frees nothing (a check, not a read).
+    func holdsInstance(_ identity: ObjectIdentifier, forKey key: Key) -> Bool {
+        storage.withLock { storage in
+            let slot = storage.find(key, hash: key.hashValue).slot
+            guard slot >= 0 else { return false }
+            // Through the buffer: a subscript of the array copied the whole entry (key and value).
+            return storage.entries.withUnsafeBufferPointer { $0[Int(slot)].value?.identity == identity }
+        }
     }
 }

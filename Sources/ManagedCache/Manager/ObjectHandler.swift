@@ -73,7 +73,8 @@ final class ObjectHandler {
     /// The ready object's identity when it is a class instance and known (`CachedObject.identity`):
     /// what tells that the memory cache's entry is that very object (see `becomeIdle`). Cleared
     /// by every change of phase; set by a memory hit (`becomeReady(fromMemory:)`) and after a
-    /// decode or a revalidation (`identifyReadyObject`).
+    /// decode or a revalidation (`identifyReadyObject`). So it is `nil` while a revalidation
+    /// runs or a stale object is kept: beginning either changes the phase.
     private(set) var readyIdentity: ObjectIdentifier?
     /// Bumped on every start and cancellation, so results of an abandoned load are ignored.
     private(set) var generation: UInt64 = 0
@@ -251,10 +252,9 @@ final class ObjectHandler {
         assert(
             users.isEmpty && !phase.isBusy && !heldByPrefetch && revalidatingFetch == nil && staleObject == nil,
             "only a handler nobody needs idles")
+        // The ready object's freshness and cost stay: meaningless in `new`, and the next memory
+        // hit sets them (clearing them here was a twentieth of a hit).
         phase = .new
-        freshness = nil
-        objectCost = 0
-        writeGate = nil
     }
 
     /// Whether the handler holds nothing and waits for nothing (new, with no stale object).
