@@ -25,7 +25,11 @@ private final class RecordingStarter: BackgroundActivityStarting {
 
 /// Which mechanism keeps a process running while the file caches write, and that their writes
 /// run inside it: the decision is platform-neutral, the Apple shells only begin and end.
-@Suite struct BackgroundActivityTests {
+///
+/// Serialized: the count of writes under way and the activity's token are the process's, shared
+/// by the tests that set a starter. Side by side, one test's write made the other's the second
+/// under way, which then began no activity of its own (seen once in CI).
+@Suite(.serialized) struct BackgroundActivityTests {
     /// The decision, as a table: (bundle path, has an application object, shells installed) → mechanism.
     @Test func theMechanismFollowsTheKindOfProcess() {
         let both = BackgroundActivity.Installed(applicationTasks: true, expiringActivities: true)

@@ -113,7 +113,8 @@ package enum BackgroundActivity {
     }
 
     /// A starter used instead of the installed one by the writes of the task that sets it (for
-    /// the tests: other tests' caches are not affected).
+    /// the tests: other tests' caches are not affected). The count of writes under way stays the
+    /// process's, so two tasks that set one must not write at the same time.
     @TaskLocal static var starterForTesting: (any BackgroundActivityStarting)?
 
     /// Runs `body` inside the activity of this process's mechanism, begun for it or shared with
