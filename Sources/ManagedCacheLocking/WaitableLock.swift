@@ -19,9 +19,13 @@ public final class WaitableLock<Value>: @unchecked Sendable {
     // the unlock of `mutex` (a condition is evaluated there too: `pthread_cond_wait` returns with
     // the mutex held), and the mutex and condition are never copied or moved: each lives in its own
     // allocation for the object's lifetime, as pthread objects must keep their addresses.
-    private var value: Value
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    //
+    // `@usableFromInline` so that the inlinable `withLock` methods can reach them (nothing else in
+    // this module touches them), as in `Lock`; `@exclusivity(unchecked)` as there too: the mutex
+    // already makes every access to `value` exclusive, so the runtime check could never fire.
+    @exclusivity(unchecked) @usableFromInline var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let condition: UnsafeMutablePointer<pthread_cond_t>
 
     /// Creates a lock guarding `initialValue`.
     public init(_ initialValue: Value) {
@@ -44,13 +48,24 @@ public final class WaitableLock<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value, then wakes every waiter. Not reentrant.
+    ///
+    /// Both `withLock` methods are `@inlinable`, as `Lock`'s are: specialized where they are
+    /// called, not one generic copy passing the value through the runtime's value witnesses (a
+    /// user's attachment publishes through this lock on every `manage`).
+    @inlinable
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try withLock(waitingUntil: { _ in true }, then: body)
+        pthread_mutex_lock(mutex)
+        defer {
+            pthread_cond_broadcast(condition)
+            pthread_mutex_unlock(mutex)
+        }
+        return try body(&value)
     }
 
     /// Waits until `isReady(value)` holds (releasing the lock while it waits), then runs `body`
     /// with exclusive access to the value, as one step with the last evaluation of `isReady`;
     /// then wakes every waiter. Not reentrant: neither closure may take this lock.
+    @inlinable
     public func withLock<Result>(
         waitingUntil isReady: (Value) -> Bool, then body: (inout Value) throws -> Result
     ) rethrows -> Result {

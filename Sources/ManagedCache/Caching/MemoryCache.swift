@@ -455,15 +455,13 @@ struct LRUStorage<Key: Hashable, Value> {
 }
 
 extension MemoryCache where Value == CachedObject {
-    /// Whether the key's entry is the object whose identity is `identity` (a class instance;
-    /// `CachedObject.identity`), asked without refreshing the entry's recency: for the manager's
-    /// check that dropping its own reference to that object frees nothing (a check, not a read).
-    func holdsInstance(_ identity: ObjectIdentifier, forKey key: Key) -> Bool {
+    /// Whether the key's entry is `entry` itself, asked without refreshing the entry's recency:
+    /// for the manager's check that dropping its own reference to that value frees nothing (a
+    /// check, not a read).
+    func holds(_ entry: CachedObject, forKey key: Key) -> Bool {
         storage.withLock { storage in
             let slot = storage.find(key, hash: key.hashValue).slot
-            guard slot >= 0 else { return false }
-            // Through the buffer: a subscript of the array copied the whole entry (key and value).
-            return storage.entries.withUnsafeBufferPointer { $0[Int(slot)].value?.identity == identity }
+            return slot >= 0 && storage.entries[Int(slot)].value === entry
         }
     }
 }

@@ -135,18 +135,19 @@ extension FileCacheMetadata {
 }
 
 /// A decoded object as the memory cache holds it: the object and how long it is fresh.
-public struct CachedObject: Sendable {
+///
+/// A class, immutable: a memory hit passes its entry from the cache through the manager to the
+/// handler of its key, and each copy of a struct holding an existential went through the
+/// runtime's value witnesses (a fifth of a hit's instructions, `manage-hit`); a reference is
+/// retained instead. Its identity also tells the manager that the memory cache's entry is the
+/// very value a handler holds (`LoadCore._idleIfTheMemoryCacheHoldsItsObject`).
+public final class CachedObject: Sendable {
     /// The shared, decoded object.
     public let object: any Sendable
     /// Its freshness, when it came from an HTTP response with caching information.
     public let freshness: HTTPFreshness?
     /// Its memory cost, as its decoder reported it.
     public let cost: Int
-    /// The object's identity when it is a class instance (`nil` for a value, which has none):
-    /// how the manager tells that the memory cache holds the very object a handler holds
-    /// (`LoadCore._idleIfTheMemoryCacheHoldsItsObject`). Found once, here: the cast costs a
-    /// few thousand instructions, more than a whole memory hit should.
-    let identity: ObjectIdentifier?
 
     /// Creates a memory-cache value.
     ///
@@ -155,22 +156,9 @@ public struct CachedObject: Sendable {
     ///   - freshness: Its freshness, or `nil` when it came with no caching information.
     ///   - cost: Its memory cost in bytes.
     public init(object: any Sendable, freshness: HTTPFreshness?, cost: Int) {
-        self.init(object: object, freshness: freshness, cost: cost, identity: Self.identity(of: object))
-    }
-
-    /// A memory-cache value whose object's identity is known already (`nil`: unknown, and the
-    /// manager treats the object as one it cannot recognise).
-    init(object: any Sendable, freshness: HTTPFreshness?, cost: Int, identity: ObjectIdentifier?) {
         self.object = object
         self.freshness = freshness
         self.cost = cost
-        self.identity = identity
-    }
-
-    /// The identity of `object` when it is a class instance.
-    static func identity(of object: any Sendable) -> ObjectIdentifier? {
-        guard type(of: object) is AnyClass else { return nil }
-        return ObjectIdentifier(object as AnyObject)
     }
 
     /// Whether it can be delivered without revalidation under `policy`.

@@ -10,16 +10,21 @@ import ManagedCacheLocking
 /// reference costs atomic side-table updates on every copy (iterating an array copies each
 /// element). Not `Sendable`: it lives in `ManagerState`, read and changed under the manager's lock.
 final class Attachment {
+    // `@exclusivity(unchecked)` on the state below, as on `ObjectHandler`'s and for the same
+    // reasons: no runtime check (a thread-local access set updated on every access of a hit), and
+    // none could fire: every access happens under the manager's lock, and each is a whole read
+    // or assignment, so none begins while another to the same property is under way.
+
     /// The user, held weakly, with what `manage` read from it; replaced when it is managed with
     /// another `callbackDelivery`.
-    var link: any UserLink
+    @exclusivity(unchecked) var link: any UserLink
     let userID: ObjectIdentifier
     /// The key, request and identifier of the user's current request; `attachment` changes with
     /// every `manage`, so deliveries decided for an earlier one can be recognised and dropped.
-    var key: ObjectKey
-    var request: ObjectRequest
+    @exclusivity(unchecked) var key: ObjectKey
+    @exclusivity(unchecked) var request: ObjectRequest
     /// Set with `attach(_:)`, which publishes it.
-    private(set) var attachment: UInt64
+    @exclusivity(unchecked) private(set) var attachment: UInt64
     /// `attachment` while this record is in the manager's table of users, 0 once it has left it:
     /// a delivery decided for this record checks it to know whether it is still current, without
     /// the manager's lock (`ObjectManager.deliverIfCurrent`). Written under the manager's lock, so
@@ -27,11 +32,11 @@ final class Attachment {
     /// callback under the manager's lock took a tenth of that lock's acquisitions.
     let currency: AttachmentCurrency
     /// Whether the loading buffer may cancel the load for this user (an `async` caller is not).
-    var evictable: Bool
+    @exclusivity(unchecked) var evictable: Bool
     /// Whether the handler of `key` lists it: false once its request ended in a failure or a
     /// cancellation (which detaches it) or it was detached. Kept by `HandlerUsers`, and cleared by
     /// `_detach` when its handler left the table.
-    var isListed = false
+    @exclusivity(unchecked) var isListed = false
 
     init(link: any UserLink, key: ObjectKey, request: ObjectRequest, attachment: UInt64, evictable: Bool) {
         self.link = link

@@ -60,39 +60,46 @@ final class ObjectHandler {
         }
     }
 
+    // `@exclusivity(unchecked)` on the state below: no runtime exclusivity check, which cost
+    // a thread-local access-set insertion and removal on every access (a tenth of a memory hit's
+    // instructions, `manage-hit`). Why the check could never fire: every access happens under
+    // the manager's lock (so never from two threads), only this file's methods write the state
+    // (`private(set)`), and each write is a whole assignment or a mutation of `users` whose
+    // closures read the attachments and nothing of the handler, so no access begins while
+    // another to the same property is under way.
     let key: ObjectKey
     let decoder: AnyObjectDecoder
     /// The request and policy of the user that started the current load.
-    private(set) var request: ObjectRequest
-    private(set) var policy: LoadPolicy
+    @exclusivity(unchecked) private(set) var request: ObjectRequest
+    @exclusivity(unchecked) private(set) var policy: LoadPolicy
     /// The users attached to the handler's current object or load, in the order they came.
-    private(set) var users = HandlerUsers()
-    private(set) var phase: Phase = .new {
-        didSet { readyIdentity = nil }
+    @exclusivity(unchecked) private(set) var users = HandlerUsers()
+    @exclusivity(unchecked) private(set) var phase: Phase = .new {
+        didSet { readyEntry = nil }
     }
-    /// The ready object's identity when it is a class instance and known (`CachedObject.identity`):
-    /// what tells that the memory cache's entry is that very object (see `becomeIdle`). Cleared
-    /// by every change of phase; set by a memory hit (`becomeReady(fromMemory:)`) and after a
-    /// decode or a revalidation (`identifyReadyObject`). So it is `nil` while a revalidation
-    /// runs or a stale object is kept: beginning either changes the phase.
-    private(set) var readyIdentity: ObjectIdentifier?
+    /// The memory-cache value the ready object came from (a memory hit, `becomeReady(fromMemory:)`)
+    /// or went into (after a decode or a revalidation, `noteMemoryCacheEntry`): what tells that
+    /// the memory cache's entry is still that very value (see `becomeIdle`). Cleared by every
+    /// change of phase, so it is `nil` while a revalidation runs or a stale object is kept:
+    /// beginning either changes the phase.
+    @exclusivity(unchecked) private(set) var readyEntry: CachedObject?
     /// Bumped on every start and cancellation, so results of an abandoned load are ignored.
-    private(set) var generation: UInt64 = 0
+    @exclusivity(unchecked) private(set) var generation: UInt64 = 0
     /// A prefetch with this handler's decoder wants the object even with no users.
-    private(set) var heldByPrefetch = false
+    @exclusivity(unchecked) private(set) var heldByPrefetch = false
     /// The priority of that prefetch.
-    private(set) var prefetchPriority = LoadPriority.low
+    @exclusivity(unchecked) private(set) var prefetchPriority = LoadPriority.low
     /// How long the ready object is fresh (HTTP caching).
-    private(set) var freshness: HTTPFreshness?
+    @exclusivity(unchecked) private(set) var freshness: HTTPFreshness?
     /// A stale object whose revalidation is under way: a `304` makes it current again.
-    private(set) var staleObject: CachedObject?
+    @exclusivity(unchecked) private(set) var staleObject: CachedObject?
     /// The fetch revalidating a ready object in the background (stale-while-revalidate).
-    private(set) var revalidatingFetch: UInt64?
+    @exclusivity(unchecked) private(set) var revalidatingFetch: UInt64?
     /// The ready object's memory-cache cost, kept so re-inserting it costs what decoding said.
-    private(set) var objectCost = 0
+    @exclusivity(unchecked) private(set) var objectCost = 0
     /// Guards the variant the current decode writes to the file cache: a stored object that
     /// supersedes the load closes it (`WriteGate`). `nil` when the decoder stores no variant.
-    private(set) var writeGate: WriteGate?
+    @exclusivity(unchecked) private(set) var writeGate: WriteGate?
 
     init(key: ObjectKey, decoder: AnyObjectDecoder, request: ObjectRequest, policy: LoadPolicy) {
         self.key = key
@@ -233,16 +240,16 @@ final class ObjectHandler {
     func becomeReady(fromMemory cached: CachedObject) {
         guard !phase.isBusy, revalidatingFetch == nil else { return }
         phase = .ready(cached.object, .memory)
-        readyIdentity = cached.identity
+        readyEntry = cached
         freshness = cached.freshness
         objectCost = cached.cost
     }
 
-    /// Records the ready object's identity (`readyIdentity`), as the memory-cache value made of
-    /// it found it; nothing unless the handler is ready.
-    func identifyReadyObject(_ identity: ObjectIdentifier?) {
+    /// Records `cached` as the memory-cache value made of the ready object (`readyEntry`); nothing
+    /// unless the handler is ready.
+    func noteMemoryCacheEntry(_ cached: CachedObject) {
         guard case .ready = phase else { return }
-        readyIdentity = identity
+        readyEntry = cached
     }
 
     /// ready → new, holding nothing: its last user has left and the memory cache holds the ready
@@ -311,7 +318,7 @@ final class ObjectHandler {
     /// revalidate; `nil` otherwise.
     func staleReadyObject(policy: FreshnessPolicy) -> CachedObject? {
         guard case .ready(let object, _) = phase, let freshness, freshness.isStale(policy: policy) else { return nil }
-        return CachedObject(object: object, freshness: freshness, cost: objectCost, identity: readyIdentity)
+        return CachedObject(object: object, freshness: freshness, cost: objectCost)
     }
 
     /// Whether any user is still alive.

@@ -187,20 +187,25 @@ import Testing
         #expect(await waitUntil { manager.state.withLock { $0.handlers[key] } == nil })
     }
 
-    /// A ready handler whose object is a value (which has no identity to match with the memory
-    /// cache's entry) is dropped with its last user.
-    @Test func aHandlerOfAValueIsDroppedWithItsLastUser() async {
+    /// A handler idles only while the memory cache's entry is the very value its object came
+    /// from or went into: a value object (`Data`) idles like an instance, and once the app has put
+    /// another value under the key, the handler is dropped with its last user instead (its
+    /// reference may be the object's last, freed after the lock).
+    @Test func aHandlerIdlesOnlyWhileTheMemoryCacheHoldsItsVeryEntry() async {
         let loader = ScriptedDataLoader()
         loader.script("value", .body(Data("v".utf8)))
         let manager = makeScriptedManager(loader: loader)
         let user = RecordingUser(request("value"), decoder: DataDecoder())
+        let key = ObjectKey(dataKey: request("value").dataKey, variant: DataDecoder().identifier)
         manager.manage(user)
         #expect(await waitUntil { user.objects.count == 1 })
-        let key = ObjectKey(dataKey: request("value").dataKey, variant: DataDecoder().identifier)
-        #expect(manager.state.withLock { $0.handlers[key] } != nil)
+        manager.unmanage(user)
+        #expect(manager.state.withLock { $0.handlers[key]?.isIdle } == true)
+        manager.manage(user)  // a memory hit on the idle handler
+        #expect(user.origins == [.network, .memory])
+        manager.memoryCache.setValue(CachedObject(object: Data("w".utf8), freshness: nil, cost: 1), forKey: key, cost: 1)
         manager.unmanage(user)
         #expect(manager.state.withLock { $0.handlers[key] } == nil)
-        #expect(manager.memoryCache.contains(key))
     }
 
     /// `count` handlers of their own keys, none loading, none used.

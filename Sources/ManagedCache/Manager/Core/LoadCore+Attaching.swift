@@ -74,7 +74,7 @@ extension LoadCore {
     ) {
         if policy.cacheInMemory {
             work.released += memoryCache.setValue(
-                CachedObject(object: object, freshness: handler.freshness, cost: handler.objectCost, identity: handler.readyIdentity),
+                handler.readyEntry ?? CachedObject(object: object, freshness: handler.freshness, cost: handler.objectCost),
                 forKey: answer.key, cost: handler.objectCost
             ).map(\.object)
         }
@@ -318,19 +318,19 @@ extension LoadCore {
     }
 
     /// Makes `handler` (nobody uses it, nothing is under way) idle, holding nothing, when the
-    /// memory cache's entry of its key is its ready object itself; `false` otherwise, and it is
-    /// dropped. Only a class instance a memory hit made ready is recognised as the same object
-    /// (`ObjectHandler.readyIdentity`): a value has no identity, and releasing the handler's copy
-    /// of one here could free its storage under the lock.
+    /// memory cache's entry of its key is the very value its ready object came from or went
+    /// into (`ObjectHandler.readyEntry`); `false` otherwise, and it is dropped: releasing the
+    /// handler's reference to an object the memory cache no longer holds could free it under the
+    /// lock.
     ///
     /// Why only then: an idle handler must keep no object alive beyond the memory cache's limits,
     /// and dropping its reference frees nothing while the memory cache holds the same instance.
     /// The sweep takes idle handlers out once the memory cache no longer holds their key (see
     /// `TableSweep`), so the table stays bounded by the users alive and the memory cache's entries.
     func _idleIfTheMemoryCacheHoldsItsObject(_ handler: ObjectHandler) -> Bool {
-        // A ready object with a recorded identity has no stale object beside it: a revalidation
-        // clears the identity when it begins (`ObjectHandler.readyIdentity`).
-        guard let identity = handler.readyIdentity, memoryCache.holdsInstance(identity, forKey: handler.key) else { return false }
+        // A ready object with a recorded entry has no stale object beside it: a revalidation
+        // clears the entry when it begins (`ObjectHandler.readyEntry`).
+        guard let entry = handler.readyEntry, memoryCache.holds(entry, forKey: handler.key) else { return false }
         handler.becomeIdle()
         return true
     }

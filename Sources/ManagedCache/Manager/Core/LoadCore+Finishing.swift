@@ -150,7 +150,7 @@ extension LoadCore {
             let cached = CachedObject(
                 object: object, freshness: job.freshness, cost: handler.decoder.cost(of: object, byteCount: job.data.byteCount))
             handler.finishDecoding(object: object, origin: job.origin, freshness: job.freshness, cost: cached.cost)
-            handler.identifyReadyObject(cached.identity)
+            handler.noteMemoryCacheEntry(cached)
             if handler.policy.cacheInMemory {
                 work.released += memoryCache.setValue(cached, forKey: job.key, cost: cached.cost).map(\.object)
             }
@@ -184,7 +184,7 @@ extension LoadCore {
         state.prefetchWatch.settleHandler(key, .loaded(origin))
         let cached = CachedObject(object: object, freshness: freshness, cost: handler.objectCost)
         handler.revalidated(object: object, origin: origin, freshness: freshness)
-        handler.identifyReadyObject(cached.identity)
+        handler.noteMemoryCacheEntry(cached)
         state.handlers[key] = handler
         state.loadingBuffer.remove(key)
         if handler.policy.cacheInMemory {
