@@ -37,8 +37,10 @@ final class ObjectHandler {
         case loading(fetch: UInt64)
         /// The bytes are here and being decoded, or being looked up in the file cache.
         case loaded
-        /// The shared object.
-        case ready(any Sendable, DataOrigin)
+        /// The shared object, as the memory-cache value made of it (a reference: the phase is
+        /// read on every `manage`, and an existential payload was copied through the runtime's
+        /// value witnesses each time).
+        case ready(CachedObject, DataOrigin)
         /// The last load failed; managing a user retries (subject to the failure memory).
         case failed(ManagedCacheError)
 
@@ -74,15 +76,7 @@ final class ObjectHandler {
     @exclusivity(unchecked) private(set) var policy: LoadPolicy
     /// The users attached to the handler's current object or load, in the order they came.
     @exclusivity(unchecked) private(set) var users = HandlerUsers()
-    @exclusivity(unchecked) private(set) var phase: Phase = .new {
-        didSet { readyEntry = nil }
-    }
-    /// The memory-cache value the ready object came from (a memory hit, `becomeReady(fromMemory:)`)
-    /// or went into (after a decode or a revalidation, `noteMemoryCacheEntry`): what tells that
-    /// the memory cache's entry is still that very value (see `becomeIdle`). Cleared by every
-    /// change of phase, so it is `nil` while a revalidation runs or a stale object is kept:
-    /// beginning either changes the phase.
-    @exclusivity(unchecked) private(set) var readyEntry: CachedObject?
+    @exclusivity(unchecked) private(set) var phase: Phase = .new
     /// Bumped on every start and cancellation, so results of an abandoned load are ignored.
     @exclusivity(unchecked) private(set) var generation: UInt64 = 0
     /// A prefetch with this handler's decoder wants the object even with no users.
@@ -163,7 +157,7 @@ final class ObjectHandler {
     /// ready → ready (stale, revalidating): users get `stale` now while `fetch` revalidates it.
     func startBackgroundRevalidation(stale: CachedObject, fetch: UInt64) {
         assert(!phase.isBusy && revalidatingFetch == nil, "one background revalidation at a time, on an idle handler")
-        phase = .ready(stale.object, .memory)
+        phase = .ready(stale, .memory)
         freshness = stale.freshness
         objectCost = stale.cost
         staleObject = stale
@@ -198,23 +192,23 @@ final class ObjectHandler {
         revalidatingFetch = nil
     }
 
-    /// loaded → ready with the decoded object (or → new when no user is left: only the memory
-    /// cache keeps it).
-    func finishDecoding(object: any Sendable, origin: DataOrigin, freshness: HTTPFreshness?, cost: Int) {
+    /// loaded → ready with the decoded object, as the memory-cache value made of it (or → new
+    /// when no user is left: only the memory cache keeps it).
+    func finishDecoding(_ decoded: CachedObject, origin: DataOrigin) {
         assert(phase.isLoaded, "a decode finishes a loaded handler")
         heldByPrefetch = false
         staleObject = nil
-        self.freshness = freshness
-        objectCost = cost
+        freshness = decoded.freshness
+        objectCost = decoded.cost
         compactUsers()
-        phase = users.isEmpty ? .new : .ready(object, origin)
+        phase = users.isEmpty ? .new : .ready(decoded, origin)
     }
 
     /// → ready with `object` again: a `304` confirmed the stale object (`origin` `.revalidated`),
     /// or the network failed and the stale object is better than nothing (stale-if-error, `.memory`).
-    func revalidated(object: any Sendable, origin: DataOrigin, freshness: HTTPFreshness?) {
-        phase = .ready(object, origin)
-        self.freshness = freshness
+    func revalidated(_ current: CachedObject, origin: DataOrigin) {
+        phase = .ready(current, origin)
+        freshness = current.freshness
         staleObject = nil
         revalidatingFetch = nil
         compactUsers()
@@ -239,17 +233,17 @@ final class ObjectHandler {
     /// load or a revalidation is under way.
     func becomeReady(fromMemory cached: CachedObject) {
         guard !phase.isBusy, revalidatingFetch == nil else { return }
-        phase = .ready(cached.object, .memory)
-        readyEntry = cached
+        phase = .ready(cached, .memory)
         freshness = cached.freshness
         objectCost = cached.cost
     }
 
-    /// Records `cached` as the memory-cache value made of the ready object (`readyEntry`); nothing
-    /// unless the handler is ready.
-    func noteMemoryCacheEntry(_ cached: CachedObject) {
-        guard case .ready = phase else { return }
-        readyEntry = cached
+    /// The memory-cache value the ready object came from (a memory hit) or went into (after a
+    /// decode, a store or a revalidation); `nil` unless ready. The memory cache may have evicted
+    /// or replaced it since: `LoadCore._idleIfTheMemoryCacheHoldsItsObject` checks.
+    var readyEntry: CachedObject? {
+        guard case .ready(let entry, _) = phase else { return nil }
+        return entry
     }
 
     /// ready → new, holding nothing: its last user has left and the memory cache holds the ready
@@ -317,8 +311,8 @@ final class ObjectHandler {
     /// The ready object when its freshness has run out under `policy`, as a stale object to
     /// revalidate; `nil` otherwise.
     func staleReadyObject(policy: FreshnessPolicy) -> CachedObject? {
-        guard case .ready(let object, _) = phase, let freshness, freshness.isStale(policy: policy) else { return nil }
-        return CachedObject(object: object, freshness: freshness, cost: objectCost)
+        guard case .ready(let entry, _) = phase, let freshness, freshness.isStale(policy: policy) else { return nil }
+        return CachedObject(object: entry.object, freshness: freshness, cost: objectCost)
     }
 
     /// Whether any user is still alive.
@@ -349,7 +343,7 @@ final class ObjectHandler {
     /// (`PendingWork.released`): freeing a decoded image nobody else holds can take far longer
     /// than the lock should be held.
     func releaseHeldObjects(into released: inout [any Sendable]) {
-        if case .ready(let object, _) = phase { released.append(object) }
+        if case .ready(let entry, _) = phase { released.append(entry) }
         if let staleObject { released.append(staleObject.object) }
     }
 

@@ -178,7 +178,7 @@ public final class ObjectManager: Sendable {
         let key = request.objectKey(variant: decoder.identifier)
         if let object = memoryCache.value(forKey: key)?.object as? Decoder.Object { return object }
         return state.withLock { state in
-            if case .ready(let object, _) = state.handlers[key]?.phase { return object as? Decoder.Object }
+            if case .ready(let entry, _) = state.handlers[key]?.phase { return entry.object as? Decoder.Object }
             return nil
         }
     }

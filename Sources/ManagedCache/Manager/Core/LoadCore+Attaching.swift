@@ -21,9 +21,9 @@ extension LoadCore {
             return work
         }
         switch handler.phase {
-        case .ready(let object, _):
+        case .ready(let entry, _):
             state.statistics.sharedObjectHits += 1
-            _shareReadyObject(object, handler: handler, answer: answer, policy: policy, work: &work)
+            _shareReadyObject(entry, handler: handler, answer: answer, policy: policy, work: &work)
         case .loading, .loaded:
             _join(handler, record: record, policy: policy, work: &work, in: &state)
         case .new, .failed:
@@ -70,15 +70,12 @@ extension LoadCore {
     /// The handler holds the object for other users: this user shares it (and it goes back into
     /// the memory cache, which may have evicted it).
     private func _shareReadyObject(
-        _ object: any Sendable, handler: ObjectHandler, answer: Answer, policy: LoadPolicy, work: inout PendingWork
+        _ entry: CachedObject, handler: ObjectHandler, answer: Answer, policy: LoadPolicy, work: inout PendingWork
     ) {
         if policy.cacheInMemory {
-            work.released += memoryCache.setValue(
-                handler.readyEntry ?? CachedObject(object: object, freshness: handler.freshness, cost: handler.objectCost),
-                forKey: answer.key, cost: handler.objectCost
-            ).map(\.object)
+            work.released += memoryCache.setValue(entry, forKey: answer.key, cost: entry.cost).map(\.object)
         }
-        work.deliveries.append(answer.delivery(.ready(object, .sharedObject)))
+        work.deliveries.append(answer.delivery(.ready(entry.object, .sharedObject)))
     }
 
     /// A load is under way: the user joins it (one download, one decode).

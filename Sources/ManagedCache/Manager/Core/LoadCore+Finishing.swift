@@ -149,8 +149,7 @@ extension LoadCore {
             // With no user left, only the memory cache keeps the object (within its limits).
             let cached = CachedObject(
                 object: object, freshness: job.freshness, cost: handler.decoder.cost(of: object, byteCount: job.data.byteCount))
-            handler.finishDecoding(object: object, origin: job.origin, freshness: job.freshness, cost: cached.cost)
-            handler.noteMemoryCacheEntry(cached)
+            handler.finishDecoding(cached, origin: job.origin)
             if handler.policy.cacheInMemory {
                 work.released += memoryCache.setValue(cached, forKey: job.key, cost: cached.cost).map(\.object)
             }
@@ -183,8 +182,7 @@ extension LoadCore {
         let wasWaiting = handler.revalidatingFetch == nil  // a background revalidation's users already have it
         state.prefetchWatch.settleHandler(key, .loaded(origin))
         let cached = CachedObject(object: object, freshness: freshness, cost: handler.objectCost)
-        handler.revalidated(object: object, origin: origin, freshness: freshness)
-        handler.noteMemoryCacheEntry(cached)
+        handler.revalidated(cached, origin: origin)
         state.handlers[key] = handler
         state.loadingBuffer.remove(key)
         if handler.policy.cacheInMemory {

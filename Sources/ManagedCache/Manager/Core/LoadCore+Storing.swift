@@ -136,15 +136,14 @@ extension LoadCore {
     private func _deliverStored(
         _ object: any Sendable, plan: StorePlan, cost: Int, work: inout PendingWork, in state: inout ManagerState
     ) {
+        let stored = CachedObject(object: object, freshness: nil, cost: cost)
         if let handler = state.handlers[plan.key], handler.phase.isLoaded {
-            handler.finishDecoding(object: object, origin: .stored, freshness: nil, cost: cost)
+            handler.finishDecoding(stored, origin: .stored)
             state.prefetchWatch.settleHandler(plan.key, .loaded(.stored))
             work.deliveries += handler.deliveries(of: .ready(object, .stored))
         }
         if plan.policy.cacheInMemory {
-            work.released += memoryCache.setValue(
-                CachedObject(object: object, freshness: nil, cost: cost), forKey: plan.key, cost: cost
-            ).map(\.object)
+            work.released += memoryCache.setValue(stored, forKey: plan.key, cost: cost).map(\.object)
         }
     }
 }
