@@ -321,13 +321,13 @@ extension LoadCore {
     /// lock.
     ///
     /// Why only then: an idle handler must keep no object alive beyond the memory cache's limits,
-    /// and dropping its reference frees nothing while the memory cache holds the same instance.
+    /// and dropping its reference frees nothing while the memory cache holds that very value.
     /// The sweep takes idle handlers out once the memory cache no longer holds their key (see
     /// `TableSweep`), so the table stays bounded by the users alive and the memory cache's entries.
     func _idleIfTheMemoryCacheHoldsItsObject(_ handler: ObjectHandler) -> Bool {
-        // A ready object with a recorded entry has no stale object beside it: a revalidation
-        // clears the entry when it begins (`ObjectHandler.readyEntry`).
-        guard let entry = handler.readyEntry, memoryCache.holds(entry, forKey: handler.key) else { return false }
+        guard let entry = handler.readyEntry, handler.revalidatingFetch == nil, handler.staleObject == nil,
+            memoryCache.holds(entry, forKey: handler.key)
+        else { return false }
         handler.becomeIdle()
         return true
     }

@@ -53,7 +53,7 @@ extension LoadCore {
     private func _keepsIdle(_ handler: ObjectHandler) -> Bool {
         handler.compactUsers()
         if handler.isIdle { return memoryCache.contains(handler.key) }
-        return handler.revalidatingFetch == nil && _idleIfTheMemoryCacheHoldsItsObject(handler)
+        return _idleIfTheMemoryCacheHoldsItsObject(handler)
     }
 
     /// Examines up to `budget` entries of the sweep under way: handlers first, then attachments.
