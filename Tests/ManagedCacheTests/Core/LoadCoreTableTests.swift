@@ -27,6 +27,9 @@ import Testing
 /// | manage A; the app stores an object for A | ready | `ready(stored)` to A's user; A's fetch cancelled |
 /// | manage A; `cancelAll` | new | `cancelled(managerShutDown)` to A's user; A's fetch cancelled |
 /// | manage A; fetch; decode; user released; memory emptied | none | the handler dropped, to free after the lock |
+/// | manage A; fetch; decode; its user unmanaged | new (idle) | nothing to free: the memory cache holds A's value, and the handler stays for A's next hit |
+/// | … idle; the memory cache loses A; a sweep | none | the idle handler dropped |
+/// | manage A; fetch; decode; the app puts another value under A; its user unmanaged | none | the handler dropped, to free after the lock |
 /// | manage A (decoder makes no previews); A's first bytes | loading | no preview session (A's fetch's audience) |
 /// | manage A (one user wants previews, one joins not wanting them); a preview of A | loading | `preview` to the first (A's fetch's audience) |
 /// | manage A; another user joins; a progress report | loading | `progress` to both (A's fetch's audience), no manager section asked for |
@@ -314,6 +317,37 @@ import Testing
         #expect(bench.phase("a") == .none)
         #expect(work.retired.count == 1)
         #expect(work.deliveries.isEmpty)
+    }
+
+    @Test func aHandlerWhoseLastUserLeavesIdlesWhileTheMemoryCacheHoldsItsValue() throws {
+        var bench = Bench()
+        let user = Self.user("a")
+        _ = bench.manage(user)
+        let (_, jobs) = bench.fetchEnds("a", .success(Self.bytes()))
+        _ = bench.decodeEnds(try #require(jobs.first), .success(Data("payload".utf8)))
+        let left = bench.unmanage(user)
+        #expect(bench.phase("a") == .new)
+        #expect(bench.state.handlers[bench.key("a")]?.isIdle == true)
+        #expect(left.retired.isEmpty && left.released.isEmpty)
+
+        // Out of memory, the idle handler goes at the next sweep.
+        bench.core.memoryCache.removeValue(forKey: bench.key("a"))
+        bench.state.sweep.begin(handlers: Array(bench.state.handlers.keys), attachments: [])
+        let swept = bench.core._sweepStep(budget: TableSweep.budget, in: &bench.state)
+        #expect(bench.phase("a") == .none)
+        #expect(swept.count == 1)
+    }
+
+    @Test func aHandlerWhoseValueTheMemoryCacheNoLongerHoldsIsDroppedWithItsLastUser() throws {
+        var bench = Bench()
+        let user = Self.user("a")
+        _ = bench.manage(user)
+        let (_, jobs) = bench.fetchEnds("a", .success(Self.bytes()))
+        _ = bench.decodeEnds(try #require(jobs.first), .success(Data("payload".utf8)))
+        bench.core.memoryCache.setValue(CachedObject(object: Data("other".utf8), freshness: nil, cost: 5), forKey: bench.key("a"), cost: 5)
+        let left = bench.unmanage(user)
+        #expect(bench.phase("a") == .none)
+        #expect(left.retired.count == 1)
     }
 
     @Test func firstBytesMakeNoPreviewSessionForADecoderThatMakesNone() {
