@@ -107,6 +107,14 @@ import Testing
             core.decide(.decodeFinished(job, outcome, countingFileCacheHit: false), at: Self.now, in: &state).work
         }
 
+        /// `manage(user)` of `name`, whose fetch brings bytes and whose decode succeeds: the
+        /// handler ready, its value in the memory cache.
+        mutating func loadToReady(_ user: RecordingUser<DataDecoder>, _ name: String) throws {
+            _ = manage(user)
+            let (_, jobs) = fetchEnds(name, .success(LoadCoreTableTests.bytes()))
+            _ = decodeEnds(try #require(jobs.first), .success(Data("payload".utf8)))
+        }
+
         /// Fetches decided and not yet handed to the lock (as `ManagerLock` takes them).
         mutating func takeStarts() -> Int { state.takeFetchStarts().count }
     }
@@ -308,9 +316,7 @@ import Testing
     @Test func emptyingMemoryDropsAHandlerWhoseUsersWereReleased() throws {
         var bench = Bench()
         var user: RecordingUser<DataDecoder>? = Self.user("a")
-        _ = bench.manage(user!)
-        let (_, jobs) = bench.fetchEnds("a", .success(Self.bytes()))
-        _ = bench.decodeEnds(try #require(jobs.first), .success(Data("payload".utf8)))
+        try bench.loadToReady(user!, "a")
         user = nil  // held weakly: its record stays listed until a sweep or this
         #expect(bench.phase("a") == .ready)
         let work = bench.core.decide(.memoryEmptied, at: Bench.now, in: &bench.state).work
@@ -322,9 +328,7 @@ import Testing
     @Test func aHandlerWhoseLastUserLeavesIdlesWhileTheMemoryCacheHoldsItsValue() throws {
         var bench = Bench()
         let user = Self.user("a")
-        _ = bench.manage(user)
-        let (_, jobs) = bench.fetchEnds("a", .success(Self.bytes()))
-        _ = bench.decodeEnds(try #require(jobs.first), .success(Data("payload".utf8)))
+        try bench.loadToReady(user, "a")
         let left = bench.unmanage(user)
         #expect(bench.phase("a") == .new)
         #expect(bench.state.handlers[bench.key("a")]?.isIdle == true)
@@ -341,9 +345,7 @@ import Testing
     @Test func aHandlerWhoseValueTheMemoryCacheNoLongerHoldsIsDroppedWithItsLastUser() throws {
         var bench = Bench()
         let user = Self.user("a")
-        _ = bench.manage(user)
-        let (_, jobs) = bench.fetchEnds("a", .success(Self.bytes()))
-        _ = bench.decodeEnds(try #require(jobs.first), .success(Data("payload".utf8)))
+        try bench.loadToReady(user, "a")
         bench.core.memoryCache.setValue(CachedObject(object: Data("other".utf8), freshness: nil, cost: 5), forKey: bench.key("a"), cost: 5)
         let left = bench.unmanage(user)
         #expect(bench.phase("a") == .none)
