@@ -54,12 +54,7 @@ public final class WaitableLock<Value>: @unchecked Sendable {
     /// user's attachment publishes through this lock on every `manage`).
     @inlinable
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer {
-            pthread_cond_broadcast(condition)
-            pthread_mutex_unlock(mutex)
-        }
-        return try body(&value)
+        try withLock(waitingUntil: { _ in true }, then: body)
     }
 
     /// Waits until `isReady(value)` holds (releasing the lock while it waits), then runs `body`

@@ -64,17 +64,26 @@ extension UserEvent {
     ) {
         switch self {
         case .ready(let object, let origin, let freshness):
-            if passIfExactly(object, as: Object.self, to: { ready($0, origin, freshness) }) { return }
-            passCasting(object, as: Object.self, to: { ready($0, origin, freshness) }, otherwise: failed)
+            pass(object, as: Object.self, to: { ready($0, origin, freshness) }, otherwise: failed)
         case .failed(let error):
             failed(error)
         case .progress(let value):
             progress(value)
         case .preview(let object):
-            if passIfExactly(object, as: Object.self, to: preview) { return }
-            passCasting(object, as: Object.self, to: preview, otherwise: { _ in })
+            pass(object, as: Object.self, to: preview, otherwise: { _ in })
         }
     }
+}
+
+/// Calls `body` with `value` as an `Object`, or `failed` with `.decodingFailed` when it is not
+/// one: without a cast when its type is exactly `Object` (`passIfExactly`), else through the
+/// cast kept out of line (`passCasting`).
+@inline(__always)
+func pass<Object>(
+    _ value: any Sendable, as type: Object.Type, to body: (Object) -> Void, otherwise failed: (ManagedCacheError) -> Void
+) {
+    if passIfExactly(value, as: type, to: body) { return }
+    passCasting(value, as: type, to: body, otherwise: failed)
 }
 
 /// Calls `body` with `value` cast to `Object` (a subclass's instance, a bridged value), or

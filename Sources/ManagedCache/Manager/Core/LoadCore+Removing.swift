@@ -5,12 +5,8 @@ extension LoadCore {
     /// the object for nobody, or holds nothing (`ObjectHandler.isIdle`, kept for the key's next
     /// memory hit); users still holding the object keep it.
     func _dropIdleHandler(_ key: ObjectKey, in state: inout ManagerState) {
-        guard let handler = state.handlers[key], !handler.hasLiveUsers else { return }
-        if case .ready = handler.phase {
-            state.handlers.removeValue(forKey: key)
-        } else if handler.isIdle {
-            state.handlers.removeValue(forKey: key)
-        }
+        guard let handler = state.handlers[key], !handler.hasLiveUsers, handler.readyEntry != nil || handler.isIdle else { return }
+        state.handlers.removeValue(forKey: key)
     }
 
     /// The app emptied the memory cache (or memory ran short): every handler with no load under
