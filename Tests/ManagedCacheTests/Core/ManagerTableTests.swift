@@ -154,7 +154,7 @@ import Testing
     }
 
     /// A handler whose last user leaves stays in the table, idle and holding nothing, while the
-    /// memory cache holds its object (a class instance): the key's next memory hit finds it. The
+    /// memory cache holds its object: the key's next memory hit finds it. The
     /// object lives as long as the memory cache keeps it, and the sweep drops the handler once
     /// the memory cache no longer holds the key.
     @Test func aHandlerWhoseObjectTheMemoryCacheHoldsIdlesHoldingNothing() async {
@@ -178,13 +178,9 @@ import Testing
         #expect(await waitUntil { freed.withLock { $0.count } == 1 })
         #expect(freed.withLock { $0.underLock } == false)
         // Other users attach until a sweep has examined (and dropped) the idle handler.
-        let decoder = BlobDecoder()
-        var others: [RecordingUser<BlobDecoder>] = []
-        for index in 0..<(4 * TableSweep.floor) where manager.state.withLock({ $0.handlers[key] }) != nil {
-            others.append(RecordingUser(request("other/\(index)"), decoder: decoder))
-            manager.manage(others[index])
-        }
+        let others = manageOtherUsers(on: manager, while: { manager.state.withLock { $0.handlers[key] } != nil })
         #expect(await waitUntil { manager.state.withLock { $0.handlers[key] } == nil })
+        withExtendedLifetime(others) {}
     }
 
     /// A handler idles only while the memory cache's entry is the very value its object came
@@ -206,6 +202,19 @@ import Testing
         manager.memoryCache.setValue(CachedObject(object: Data("w".utf8), freshness: nil, cost: 1), forKey: key, cost: 1)
         manager.unmanage(user)
         #expect(manager.state.withLock { $0.handlers[key] } == nil)
+    }
+
+    /// Manages users of new keys, one at a time, while `condition` holds (up to four sweep
+    /// thresholds' worth): each attach may schedule or help a sweep. Returns the users, for the
+    /// caller to keep alive until its checks are over.
+    private func manageOtherUsers(on manager: ObjectManager, while condition: () -> Bool) -> [RecordingUser<BlobDecoder>] {
+        let decoder = BlobDecoder()
+        var others: [RecordingUser<BlobDecoder>] = []
+        for index in 0..<(4 * TableSweep.floor) where condition() {
+            others.append(RecordingUser(request("other/\(index)"), decoder: decoder))
+            manager.manage(others[others.count - 1])
+        }
+        return others
     }
 
     /// `count` handlers of their own keys, none loading, none used.
@@ -244,15 +253,11 @@ import Testing
     @Test func aHandlerASweepDropsIsFreedAfterTheLock() async {
         let (manager, freed) = await managerHoldingAProbeNobodyUses()
         // Other users attach until a sweep has examined (and dropped) the probe's handler.
-        let decoder = BlobDecoder()
-        var others: [RecordingUser<BlobDecoder>] = []
-        for index in 0..<(4 * TableSweep.floor) where freed.withLock({ $0.count }) == 0 {
-            others.append(RecordingUser(request("other/\(index)"), decoder: decoder))
-            manager.manage(others[index])
-        }
+        let others = manageOtherUsers(on: manager, while: { freed.withLock { $0.count } == 0 })
         #expect(await waitUntil { freed.withLock { $0.count } == 1 })
         #expect(freed.withLock { $0.underLock } == false)
         #expect(manager.state.withLock { $0.handlers[ObjectKey(dataKey: request("probe").dataKey, variant: "test.lock-probe")] } == nil)
+        withExtendedLifetime(others) {}
     }
 
     /// Memory pressure drops the handlers nobody uses; the objects only they held are freed after
