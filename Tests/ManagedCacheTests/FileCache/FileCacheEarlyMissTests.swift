@@ -106,8 +106,8 @@ import Testing
         }
     }
 
-    /// A lookup table whose slots were damaged (the header intact) answers no miss: a key it
-    /// lost would otherwise be reported absent.
+    /// A lookup table whose slots were damaged (the header and the regions' checksums intact)
+    /// answers no miss from them: a key it lost would otherwise be reported absent.
     @Test(arguments: CacheKind.allCases)
     func aDamagedLookupTableAnswersNoMiss(kind: CacheKind) throws {
         try withTemporaryDirectory { root in
@@ -117,7 +117,8 @@ import Testing
             var table = try Data(contentsOf: url)
             // Every slot emptied: each key looks absent from the table.
             let header = JournalLookupTable.headerSize
-            table.replaceSubrange(header..<table.count, with: Data(count: table.count - header))
+            let slotsEnd = header + lookupTableSlotCount(table) * 16
+            table.replaceSubrange(header..<slotsEnd, with: Data(count: slotsEnd - header))
             try table.write(to: url)
             let cache = try kind.open(root, replaysInBackground: false)
             let store = try cacheStore(of: cache)
@@ -125,6 +126,41 @@ import Testing
             #expect(try #require(store.state.withLock { $0.opening }).snapshot.table?.covered ?? 0 > 100_000)
             #expect(cache.entry(forKey: "k3") != nil, "not a false miss")
             #expect(!store.isOpening, "the lookup waited for the replay")
+        }
+    }
+
+    /// The table vouches for its slots a region at a time: with one region damaged (its
+    /// checksum left as written), a miss that probes only intact slots is still answered before
+    /// the replay, and one that probes the damaged region waits for it.
+    @Test(arguments: CacheKind.allCases)
+    func aDamagedRegionOfTheLookupTableAnswersNoMissThroughIt(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            try fill(root, kind: kind, count: 4_000)
+            let url = root.appendingPathComponent("journal.lookup")
+            var table = try Data(contentsOf: url)
+            let slotCount = lookupTableSlotCount(table)
+            let region = JournalLookupTable.regionSlots
+            try #require(slotCount >= 2 * region)
+            // The second region's slots emptied: a chain through it ends there, as if its key were absent.
+            let damaged = (JournalLookupTable.headerSize + region * 16)..<(JournalLookupTable.headerSize + 2 * region * 16)
+            table.replaceSubrange(damaged, with: Data(count: damaged.count))
+            try table.write(to: url)
+            func home(_ key: String) -> Int {
+                var key = key
+                return key.withUTF8 { Int(truncatingIfNeeded: XXH64.hash(UnsafeRawBufferPointer($0)) >> 32) & (slotCount - 1) }
+            }
+            let candidates = (0..<100_000).lazy.map { "absent-\($0)" }
+            // Half a region from the damage: at half full, no chain runs that long.
+            let throughIntact = try #require(candidates.first { home($0) < region / 2 })
+            let throughDamaged = try #require(candidates.first { (region + 1)..<(2 * region) ~= home($0) })
+            let cache = try kind.open(root, replaysInBackground: false)
+            let store = try cacheStore(of: cache)
+            #expect(store.openingUsesLookupTable)
+            #expect(cache.entry(forKey: throughIntact) == nil)
+            #expect(store.isOpening, "a miss through intact slots waited for the replay")
+            #expect(cache.entry(forKey: throughDamaged) == nil)
+            #expect(!store.isOpening, "a miss through the damaged region was answered from it")
+            #expect(cache.entry(forKey: "k3") != nil)
         }
     }
 

@@ -476,7 +476,7 @@ import Testing
             let url = root.appendingPathComponent("journal.lookup")
             var table = try Data(contentsOf: url)
             let header = JournalLookupTable.headerSize
-            let slots = (table.count - header) / 16
+            let slots = lookupTableSlotCount(table)
             let occupied = (0..<slots).filter { slot in table[header + slot * 16..<header + slot * 16 + 4].contains { $0 != 0 } }
             let offsets = occupied.map { table[(header + $0 * 16 + 4)..<(header + $0 * 16 + 16)] }
             for (position, slot) in occupied.enumerated() {

@@ -125,6 +125,12 @@ func relativePath(of entry: FileCacheEntry, in root: URL) -> String {
     return path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
 }
 
+/// The slot count a lookup table's header records (`JournalLookupTable`): the slots follow the
+/// header, 16 bytes each, and the regions' checksums follow them.
+func lookupTableSlotCount(_ table: Data) -> Int {
+    Int(table.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self)) })
+}
+
 /// The store behind a `FileCache` or a `BigFileCache`; nil for other caches.
 func storeBehind(_ cache: any FileCaching) -> CacheStore? {
     (cache as? JournaledFileCache)?.store

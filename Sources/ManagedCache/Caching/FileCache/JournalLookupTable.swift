@@ -22,46 +22,64 @@ import Darwin
 /// It also answers misses before the replay has finished (`JournalSnapshot.find`): it lists every
 /// key live in the prefix it covers (an entry's `add` offset is always known below 4 GiB, and no
 /// table is written past that), so a key it does not list had no entry there. That answer is
-/// only as good as the slots' bytes, so format 2 carries a checksum of them, checked once, at the
-/// first miss it answers (`slotsAreIntact`): a table torn by a power failure, or damaged since,
-/// answers no miss (hits check their frames anyway).
+/// only as good as the bytes of the slots the lookup probed, so the table carries a checksum of
+/// every region of `regionSlots` slots, checked once each, by the first miss that probes the
+/// region (`slotsAreIntact(from:count:)`): a table torn by a power failure, or damaged since,
+/// answers no miss from a damaged region (hits check their frames anyway). Regions, not the
+/// whole table: at a million entries, checking every slot at the first miss took 6–10 ms, and a
+/// miss during the opening must not wait more than a millisecond.
 ///
-/// Format (little-endian): `"MCLT"`, format version (u32, 2), the journal's generation (u64),
-/// the prefix's length (u64), the slot count N (u64, a power of two), XXH64 of the slots (u64),
-/// XXH64 of those 40 bytes (u64); then N slots of 16 bytes: tag (u32, 0 for an empty slot),
-/// offsets of the `add`, the latest `metadata` (0: none) and the latest `verified` (0: none)
-/// record (u32 each). A key's XXH64 gives its tag (low 32 bits, lowest bit set) and its first
-/// slot (high bits); collisions go to the next slots (linear probing). A table of format 1 (no
-/// checksum of its slots) is not opened: the next closing or compaction writes format 2.
+/// Format (little-endian): `"MCLT"`, format version (u32, 3), the journal's generation (u64),
+/// the prefix's length (u64), the slot count N (u64, a power of two), XXH64 of the regions'
+/// checksums (u64), XXH64 of those 40 bytes (u64); then N slots of 16 bytes: tag (u32, 0 for an
+/// empty slot), offsets of the `add`, the latest `metadata` (0: none) and the latest `verified`
+/// (0: none) record (u32 each); then the XXH64 of each region of `regionSlots` slots (u64 each,
+/// fewer slots in a table smaller than one region). A key's XXH64 gives its tag (low 32 bits,
+/// lowest bit set) and its first slot (high bits); collisions go to the next slots (linear
+/// probing). A table of an earlier format (1: no checksum of its slots; 2: one checksum of all
+/// of them) is not opened: the next closing or compaction writes format 3.
 final class JournalLookupTable: @unchecked Sendable {
-    // Safe to be Sendable: immutable after `init` but for `slotsChecked`, behind its lock; a
+    // Safe to be Sendable: immutable after `init` but for `checkedRegions`, behind its lock; a
     // private read-only mapping unmapped in `deinit`.
 
     /// The file's name in the cache's root.
     static let fileName = "journal.lookup"
     private static let magic: UInt32 = 0x544C_434D  // "MCLT"
-    private static let formatVersion: UInt32 = 2
+    private static let formatVersion: UInt32 = 3
     /// Where the slots start (the tests damage them).
     static let headerSize = 48
     private static let slotSize = 16
+    /// Slots a region checksum covers: 64 KiB, about 10 µs to check.
+    static let regionSlots = 4_096
 
     /// The journal this table describes.
     let generation: UInt64
     /// How many of the journal's first bytes it describes.
     let covered: Int
-    private let slotCount: Int
+    /// How many slots the table has (a power of two).
+    let slotCount: Int
     private let bytes: UnsafeRawBufferPointer
-    /// The XXH64 of the slots the header records.
-    private let slotsChecksum: UInt64
-    /// Whether the slots match `slotsChecksum`, once checked.
-    private let slotsChecked = Lock<Bool?>(nil)
+    /// The XXH64 of the regions' checksums the header records.
+    private let regionsChecksum: UInt64
+    /// What is known of the regions: nil until the regions' checksums were checked against
+    /// `regionsChecksum`, then whether they matched, and per region whether its slots were
+    /// checked and matched (nil: not checked yet).
+    private let checkedRegions = Lock<(intact: Bool, regions: [Bool?])?>(nil)
 
-    private init(generation: UInt64, covered: Int, slotCount: Int, slotsChecksum: UInt64, bytes: UnsafeRawBufferPointer) {
+    private init(generation: UInt64, covered: Int, slotCount: Int, regionsChecksum: UInt64, bytes: UnsafeRawBufferPointer) {
         self.generation = generation
         self.covered = covered
         self.slotCount = slotCount
-        self.slotsChecksum = slotsChecksum
+        self.regionsChecksum = regionsChecksum
         self.bytes = bytes
+    }
+
+    /// Slots in each region of a table of `slotCount` slots.
+    private static func regionSize(slotCount: Int) -> Int { min(regionSlots, slotCount) }
+
+    /// The size of a table file of `slotCount` slots.
+    private static func fileSize(slotCount: Int) -> Int {
+        headerSize + slotCount * slotSize + slotCount / regionSize(slotCount: slotCount) * 8
     }
 
     deinit {
@@ -86,46 +104,72 @@ final class JournalLookupTable: @unchecked Sendable {
         let slotCount = u64(24)
         guard u32(0) == magic, u32(4) == formatVersion, u64(40) == XXH64.hash(UnsafeRawBufferPointer(rebasing: bytes[0..<40])),
             u64(8) == generation, covered <= UInt64(journalSize), slotCount > 0, slotCount & (slotCount - 1) == 0,
-            slotCount <= UInt64(size), size == headerSize + Int(slotCount) * slotSize
+            slotCount <= UInt64(size), size == fileSize(slotCount: Int(slotCount))
         else {
             munmap(mapping, size)
             return nil
         }
         return JournalLookupTable(
-            generation: generation, covered: Int(covered), slotCount: Int(slotCount), slotsChecksum: u64(32), bytes: bytes)
+            generation: generation, covered: Int(covered), slotCount: Int(slotCount), regionsChecksum: u64(32), bytes: bytes)
     }
 
-    /// Whether the slots are the ones the table was written with (their checksum, computed at the
-    /// first call: about 0.2 ms for 100,000 keys, paid by the first miss the table answers, not
-    /// by the opening or its first hits).
-    var slotsAreIntact: Bool {
-        slotsChecked.withLock { checked in
-            if let checked { return checked }
-            let intact = XXH64.hash(UnsafeRawBufferPointer(rebasing: bytes[Self.headerSize...])) == slotsChecksum
-            checked = intact
-            return intact
+    /// Whether the `count` slots from position `first` on (wrapping around the end) are the ones
+    /// the table was written with: the checksums of the regions that hold them, each computed
+    /// once, by the first lookup that needs it (about 10 µs a region), not by the opening or its
+    /// hits. The regions' own checksums are checked against the header at the first call.
+    func slotsAreIntact(from first: Int, count: Int) -> Bool {
+        let regionSize = Self.regionSize(slotCount: slotCount)
+        let regionCount = slotCount / regionSize
+        let regionsStart = Self.headerSize + slotCount * Self.slotSize
+        return checkedRegions.withLock { checked in
+            if checked == nil {
+                let sums = UnsafeRawBufferPointer(rebasing: bytes[regionsStart..<(regionsStart + regionCount * 8)])
+                checked = (XXH64.hash(sums) == regionsChecksum, Array(repeating: nil, count: regionCount))
+            }
+            guard checked?.intact == true else { return false }
+            let firstRegion = first / regionSize
+            let lastRegion = (first + max(count, 1) - 1) / regionSize
+            for unwrapped in firstRegion...lastRegion {
+                let region = unwrapped % regionCount
+                if let known = checked?.regions[region] {
+                    if !known { return false }
+                    continue
+                }
+                let start = Self.headerSize + region * regionSize * Self.slotSize
+                let slots = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + regionSize * Self.slotSize)])
+                let expected = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: regionsStart + region * 8, as: UInt64.self))
+                let intact = XXH64.hash(slots) == expected
+                checked?.regions[region] = intact
+                if !intact { return false }
+            }
+            return true
         }
     }
 
     /// Calls `body` with the offsets of every slot whose tag is `key`'s, in probing order, until
-    /// it returns false or an empty slot ends the chain.
-    func forEachCandidate(_ key: UnsafeRawBufferPointer, _ body: (JournalOffsets) -> Bool) {
+    /// it returns false or an empty slot ends the chain. Returns the slots it read: the first
+    /// position and how many, the empty slot included (what `slotsAreIntact` must vouch for when
+    /// the answer is a miss).
+    @discardableResult
+    func forEachCandidate(_ key: UnsafeRawBufferPointer, _ body: (JournalOffsets) -> Bool) -> (first: Int, count: Int) {
         let hash = XXH64.hash(key)
         let tag = UInt32(truncatingIfNeeded: hash) | 1
-        var position = Int(truncatingIfNeeded: hash >> 32) & (slotCount - 1)
-        for _ in 0..<slotCount {
+        let first = Int(truncatingIfNeeded: hash >> 32) & (slotCount - 1)
+        var position = first
+        for read in 1...slotCount {
             let slot = Self.headerSize + position * Self.slotSize
             let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot, as: UInt32.self))
-            if stored == 0 { return }
+            if stored == 0 { return (first, read) }
             if stored == tag {
                 let offsets = JournalOffsets(
                     add: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot + 4, as: UInt32.self)),
                     metadata: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot + 8, as: UInt32.self)),
                     verified: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot + 12, as: UInt32.self)))
-                if !body(offsets) { return }
+                if !body(offsets) { return (first, read) }
             }
             position = (position + 1) & (slotCount - 1)
         }
+        return (first, slotCount)
     }
 
     /// The bytes of a table for the journal of `generation`, describing its first `covered`
@@ -135,7 +179,7 @@ final class JournalLookupTable: @unchecked Sendable {
         let wanted = max(16, entries.count + entries.count / 4 + 1)  // at most 80 % full
         var slotCount = 16
         while slotCount < wanted { slotCount <<= 1 }
-        var bytes = [UInt8](repeating: 0, count: headerSize + slotCount * slotSize)
+        var bytes = [UInt8](repeating: 0, count: fileSize(slotCount: slotCount))
         bytes.withUnsafeMutableBytes { raw in
             func put32(_ value: UInt32, _ offset: Int) { raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
             func put64(_ value: UInt64, _ offset: Int) { raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt64.self) }
@@ -157,11 +201,18 @@ final class JournalLookupTable: @unchecked Sendable {
                 put32(offsets.metadata, slot + 8)
                 put32(offsets.verified, slot + 12)
             }
-            // A table that leaves a live key out must answer no miss: its slots' checksum is
-            // recorded inverted, so `slotsAreIntact` is false (it still serves hits).
+            let regionSize = regionSize(slotCount: slotCount)
+            let regionsStart = headerSize + slotCount * slotSize
+            for region in 0..<(slotCount / regionSize) {
+                let start = headerSize + region * regionSize * slotSize
+                put64(XXH64.hash(UnsafeRawBufferPointer(rebasing: raw[start..<(start + regionSize * slotSize)])), regionsStart + region * 8)
+            }
+            // A table that leaves a live key out must answer no miss: the checksum of its regions'
+            // checksums is recorded inverted, so `slotsAreIntact` is always false (it still
+            // serves hits).
             let complete = entries.allSatisfy { $0.offsets.add != JournalOffsets.unknown }
-            let slotsChecksum = XXH64.hash(UnsafeRawBufferPointer(rebasing: raw[headerSize...]))
-            put64(complete ? slotsChecksum : ~slotsChecksum, 32)
+            let regionsChecksum = XXH64.hash(UnsafeRawBufferPointer(rebasing: raw[regionsStart...]))
+            put64(complete ? regionsChecksum : ~regionsChecksum, 32)
             put64(XXH64.hash(UnsafeRawBufferPointer(rebasing: raw[0..<40])), 40)
         }
         return bytes

@@ -162,21 +162,24 @@ final class JournalSnapshot: @unchecked Sendable {
     /// collision, or a damaged table) or does not check out makes the answer uncertain, as does
     /// anything the scan cannot read.
     func find(_ key: String, answeringMisses: Bool = true) -> Finding {
-        let found = findIgnoringLimits(key)
+        var probed: (first: Int, count: Int)?
+        let found = findIgnoringLimits(key, probed: &probed)
         guard case .absent = found else { return found }
-        return answeringMisses && missesAreCertain ? .absent : .uncertain
+        return answeringMisses && missIsCertain(probed: probed) ? .absent : .uncertain
     }
 
-    /// Whether an `.absent` of `findIgnoringLimits` may be believed (see `find`). The scan for a
-    /// hit runs whatever the tail's length, as it did before misses were answered early: a key
-    /// found is the key's own entry, checked frame by frame.
-    private var missesAreCertain: Bool {
+    /// Whether an `.absent` of `findIgnoringLimits` that read the table's slots `probed` may be
+    /// believed (see `find`). The scan for a hit runs whatever the tail's length, as it did
+    /// before misses were answered early: a key found is the key's own entry, checked frame by
+    /// frame.
+    private func missIsCertain(probed: (first: Int, count: Int)?) -> Bool {
         guard let table else { return bytes.count - headerEnd <= Self.missScanLimit }
-        return bytes.count - table.covered <= Self.missScanLimit && table.slotsAreIntact
+        guard bytes.count - table.covered <= Self.missScanLimit, let probed else { return false }
+        return table.slotsAreIntact(from: probed.first, count: probed.count)
     }
 
-    /// `find` as if every miss could be believed.
-    private func findIgnoringLimits(_ key: String) -> Finding {
+    /// `find` as if every miss could be believed; `probed` tells which slots of the table it read.
+    private func findIgnoringLimits(_ key: String, probed: inout (first: Int, count: Int)?) -> Finding {
         var key = key
         return key.withUTF8 { keyBytes -> Finding in
             let key = UnsafeRawBufferPointer(keyBytes)
@@ -188,7 +191,7 @@ final class JournalSnapshot: @unchecked Sendable {
             var stamp: FileStamp?
             var checksOut = true
             var otherKeys = false
-            table.forEachCandidate(key) { offsets in
+            probed = table.forEachCandidate(key) { offsets in
                 guard case .add(let entry)? = frame(at: offsets.add, below: table.covered), entry.key.utf8.elementsEqual(key)
                 else {
                     otherKeys = true
