@@ -41,25 +41,23 @@ struct FileID: Hashable, Sendable {
         FileNames.writeHex(version, into: buffer, at: offset + 33)
     }
 
-    /// Parses a name made by `fileName`; nil for any other name.
+    /// Parses a name made by `fileName`; nil for any other name. (No array of the three parts: a
+    /// listing parses every name of `ready/`, a million after a crash.)
     init?(fileName name: UnsafePointer<CChar>) {
-        var values: [UInt64] = [0, 0, 0]
-        var position = 0
-        for part in 0..<3 {
-            if part == 2 {
-                guard name[position] == 0x2D else { return nil }  // "-"
-                position += 1
-            }
+        func hex(at start: Int) -> UInt64? {
             var value: UInt64 = 0
-            for _ in 0..<16 {
+            for position in start..<start + 16 {
                 guard let digit = FileNames.hexValue(UInt8(bitPattern: name[position])) else { return nil }
                 value = value << 4 | UInt64(digit)
-                position += 1
             }
-            values[part] = value
+            return value
         }
-        guard name[position] == 0 else { return nil }
-        self.init(digestHigh: values[0], digestLow: values[1], version: values[2])
+        // Each part is checked before the next is read: a shorter name ends at its NUL, which is
+        // no hex digit, so nothing past it is read.
+        guard let high = hex(at: 0), let low = hex(at: 16), name[32] == 0x2D,  // "-"
+            let version = hex(at: 33), name[49] == 0
+        else { return nil }
+        self.init(digestHigh: high, digestLow: low, version: version)
     }
 
     init(digestHigh: UInt64, digestLow: UInt64, version: UInt64) {
