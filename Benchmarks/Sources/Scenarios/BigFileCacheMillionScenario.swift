@@ -4,7 +4,8 @@ import ManagedCache
 
 /// `BigFileCache` at two sizes side by side (100,000 and 1,000,000 entries of 256 bytes; 10,000
 /// and 100,000 with `--quick`), on tmpfs: what an entry costs in memory, how long the opening
-/// takes to complete (cleanly closed, and after a crash), what a store and a trim pass cost. Each
+/// takes to complete (cleanly closed, and after a crash), how long misses wait while it runs, what
+/// a store and a trim pass cost, and how a limit lowered since the last use is reached. Each
 /// row gives the small size as the baseline and the ratio large / small; the targets are those
 /// of the large size.
 struct BigFileCacheMillionScenario: BenchmarkScenario {
@@ -26,6 +27,17 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         var trimSecondsPerFile = 0.0
         var trimStoreSeconds = 0.0
         var trimRemoved = 0
+        /// Reopened with a byte limit a tenth lower: until `statistics` answers, and until the
+        /// limit is reached and the files it evicts are deleted (the directory's own count).
+        var lowerLimitStatisticsSeconds = 0.0
+        var lowerLimitDeletedSeconds = 0.0
+        /// The slowest of the stores made from then until the limit is reached.
+        var lowerLimitSlowestStoreSeconds = 0.0
+        var lowerLimitStores = 0
+        /// Misses asked for while the opening runs, from `init` on: median and slowest.
+        var openingMissMedianSeconds = 0.0
+        var openingMissSlowestSeconds = 0.0
+        var openingMisses = 0
     }
 
     func run(in context: BenchmarkContext) throws -> [ResultRow] {
@@ -65,6 +77,31 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
                 notes: ["stores over 10 ms while filling: \(small.storesOver10ms) at \(names.0), \(large.storesOver10ms) at \(names.1)"]),
             row("closing after the fill", { $0.closeSeconds }, write: Format.seconds, target: "—", met: nil),
             row(
+                "misses while opening: the slowest", { $0.openingMissSlowestSeconds }, write: micro, target: "≤ 1 ms",
+                met: large.openingMissSlowestSeconds <= 0.001,
+                notes: [
+                    "median: \(micro(small.openingMissMedianSeconds)) at \(names.0), \(micro(large.openingMissMedianSeconds)) at "
+                        + "\(names.1), of \(Format.grouped(small.openingMisses)) and \(Format.grouped(large.openingMisses)) misses "
+                        + "asked for, one after another, until the opening completed"
+                ]),
+            row(
+                "reopened with a byte limit 10 % lower: until `statistics` answers", { $0.lowerLimitStatisticsSeconds },
+                write: Format.seconds, target: "≤ 1 s at 1M, as any opening",
+                met: large.count < 1_000_000 ? nil : large.lowerLimitStatisticsSeconds <= 1,
+                notes: [
+                    "until the limit is reached and its evictions are deleted from the directory: "
+                        + "\(Format.seconds(small.lowerLimitDeletedSeconds)) at \(names.0), "
+                        + "\(Format.seconds(large.lowerLimitDeletedSeconds)) at \(names.1)"
+                ]),
+            row(
+                "reopened with a byte limit 10 % lower: the slowest store until the limit is reached",
+                { $0.lowerLimitSlowestStoreSeconds }, write: Format.seconds, target: "≤ 10 ms",
+                met: large.lowerLimitSlowestStoreSeconds <= 0.010,
+                notes: [
+                    "stores made meanwhile, one after another: \(Format.grouped(small.lowerLimitStores)) at \(names.0), "
+                        + "\(Format.grouped(large.lowerLimitStores)) at \(names.1)"
+                ]),
+            row(
                 "the store whose commit starts a trim pass (cache at its byte limit)", { $0.trimStoreSeconds }, write: Format.seconds,
                 target: "≤ 10 ms", met: large.trimStoreSeconds <= 0.010),
             row(
@@ -75,6 +112,13 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
                         + "\(Format.grouped(large.trimRemoved)) at \(names.1); all on tmpfs, entries of 256 bytes"
                 ]),
         ]
+    }
+
+    /// How many files the bucket directories under `ready` hold.
+    private func directoryFileCount(_ ready: String) throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: ready).reduce(0) { total, bucket in
+            total + (try FileManager.default.contentsOfDirectory(atPath: ready + "/" + bucket).count)
+        }
     }
 
     /// Fills a cache of `count` entries and measures it.
@@ -96,6 +140,24 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
             let closeStart = Stopwatch.now()
             cache.close()
             figures.closeSeconds = Stopwatch.seconds(since: closeStart)
+        }
+        // Misses while a clean opening runs: absent keys asked for from `init` on until the
+        // opening completes.
+        do {
+            let cache = try BigFileCache(directory: directory)
+            var misses: [Double] = []
+            var index = 0
+            while cache.isOpening || misses.isEmpty {
+                let start = Stopwatch.now()
+                _ = cache.entry(forKey: "absent-\(index)")
+                misses.append(Stopwatch.seconds(since: start))
+                index += 1
+            }
+            misses.sort()
+            figures.openingMisses = misses.count
+            figures.openingMissMedianSeconds = misses[misses.count / 2]
+            figures.openingMissSlowestSeconds = misses[misses.count - 1]
+            cache.close()
         }
         do {
             let heapBefore = heap_probe_bytes_in_use()
@@ -129,6 +191,30 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
             figures.trimStoreSeconds = Stopwatch.seconds(since: start)
             figures.trimRemoved = count + 1 - cache.statistics.count
             figures.trimSecondsPerFile = figures.trimRemoved > 0 ? figures.trimStoreSeconds / Double(figures.trimRemoved) : 0
+            cache.close()
+        }
+        // Reopened with a byte limit a tenth lower: the opening has a tenth of the entries to evict.
+        do {
+            let limit = count * 256 * 9 / 10
+            let start = Stopwatch.now()
+            let cache = try BigFileCache(directory: directory, configuration: .init(byteLimit: limit))
+            let statistics = cache.statistics
+            figures.lowerLimitStatisticsSeconds = Stopwatch.seconds(since: start)
+            guard statistics.count >= count * 9 / 10 else {
+                throw BenchmarkFailure("reopened with \(statistics.count) of \(count) entries")
+            }
+            // Stores, one after another, until the limit is reached; then the directory's files.
+            var stores = 0
+            while cache.statistics.totalBytes > limit {
+                let storeStart = Stopwatch.now()
+                try cache.store(body, forKey: FileCacheFixture.key(count + 1 + stores))
+                figures.lowerLimitSlowestStoreSeconds = max(figures.lowerLimitSlowestStoreSeconds, Stopwatch.seconds(since: storeStart))
+                stores += 1
+            }
+            figures.lowerLimitStores = stores
+            let ready = directory.appendingPathComponent("ready").path
+            while try directoryFileCount(ready) > cache.statistics.count { usleep(1_000) }
+            figures.lowerLimitDeletedSeconds = Stopwatch.seconds(since: start)
             cache.close()
         }
         return figures

@@ -160,6 +160,55 @@ import Testing
         }
     }
 
+    /// A limit lowered since the cache was last used, by more than a step: the opening evicts
+    /// one step of the excess under the lock, not all of it (every call would wait for it); a
+    /// thread works the rest off in steps of `excessStepSize` entries, a commit meanwhile evicts
+    /// about what it adds, and the limit is reached. (A smaller excess is evicted at the opening
+    /// whole: `smallerLimitsAreEnforcedAtOpen`.)
+    @Test(arguments: CacheKind.allCases)
+    func aLimitLoweredSinceTheLastUseIsReachedInSteps(kind: CacheKind) throws {
+        try withTemporaryDirectory { root in
+            do {
+                let cache = try kind.open(root)
+                for index in 0..<3_000 {
+                    try cache.store(testBytes(64, seed: UInt64(index)), forKey: "k\(index)", metadata: FileCacheMetadata())
+                }
+            }
+            let cache = try kind.open(root, countLimit: 2_000, replaysInBackground: false)
+            let store = try cacheStore(of: cache)
+            let job = try #require(store.state.withLock { $0.opening })
+            let paused = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            job.pauseBeforeWorkingOffExcess {
+                paused.signal()
+                release.wait()
+            }
+            #expect(cache.statistics.count == 3_000 - StoreState.excessStepSize, "the opening evicted more than a step under the lock")
+            #expect(paused.wait(timeout: .now() + 20) == .success, "no thread works the excess off")
+            let step = store.state.withLock { state -> (evicted: Int, more: Bool)? in
+                let before = state.index.count
+                guard (try? state._lockJournal()) != nil else { return nil }
+                defer { state._unlockJournal() }
+                let more = state._stepTowardConfiguredLimits(now: Date().timeIntervalSinceReferenceDate)
+                return (before - state.index.count, more)
+            }
+            let (evicted, more) = try #require(step)
+            #expect(evicted == StoreState.excessStepSize)
+            #expect(more)
+            let beforeCommit = cache.statistics.count
+            try cache.store(testBytes(64, seed: 1), forKey: "new", metadata: FileCacheMetadata())
+            #expect(cache.statistics.count >= beforeCommit - StoreState.headroomPerCommit, "the commit evicted the excess")
+            release.signal()
+            store.finishOpeningAndItsDeletions()
+            #expect(cache.statistics.count <= 2_000)
+            #expect(store.state.withLock { !$0._isWorkingOffExcess })
+            #expect(cache.entry(forKey: "new") != nil)
+            #expect(cache.entry(forKey: "k2999") != nil)
+            if kind == .single { #expect(cache.entry(forKey: "k0") == nil, "not the least recently used first") }
+            try expectConsistent(cache, root: root)
+        }
+    }
+
     @Test func trimStateBelongsToTheInstance() throws {
         try withTemporaryDirectory { root in
             let first = try BigFileCache(directory: root.appendingPathComponent("one"))

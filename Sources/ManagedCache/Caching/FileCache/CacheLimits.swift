@@ -2,7 +2,7 @@ import Foundation
 
 /// The limits a cache enforces; `nil` means unlimited. The byte and count limits apply to the
 /// entries that are not pinned; pinned entries have their quota of bytes (`pinnedByteLimit`).
-struct CacheLimits: Sendable {
+struct CacheLimits: Sendable, Equatable {
     var byteLimit: Int?
     var countLimit: Int?
     var maximumAge: TimeInterval?

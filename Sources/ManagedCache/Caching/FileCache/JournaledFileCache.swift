@@ -77,6 +77,9 @@ public class JournaledFileCache: FileCaching, @unchecked Sendable {
     /// The cache's files and index.
     final let store: CacheStore
 
+    /// Whether the opening's replay has not finished yet (benchmarks of the opening).
+    package final var isOpening: Bool { store.isOpening }
+
     /// The layout of the directories of the class an initializer is called on: each public
     /// subclass names its own, and inherits the initializers below.
     class var layoutKind: CacheLayout.Kind { .single }

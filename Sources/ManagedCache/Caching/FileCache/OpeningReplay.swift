@@ -34,20 +34,24 @@ final class OpeningReplay: @unchecked Sendable {
     let snapshot: JournalSnapshot
     /// The limits the replayed index is built for.
     let limits: CacheLimits
-    /// Whether an instance crashed since the directory was last in use: the install then lists
-    /// `ready/` and makes index and files agree (`StoreState._reconcileAfterCrash(listing:)`), as a
-    /// synchronous opening would.
-    let reconcilesCrash: Bool
+    /// When an instance crashed since the directory was last in use, the listing of `ready/` the
+    /// install makes index and files agree with (`StoreState._reconcileAfterCrash(listing:)`), as
+    /// a synchronous opening would; taken while the journal is replayed.
+    let listing: ReadyListing.InProgress?
+    /// Whether the install reconciles after a crash.
+    var reconcilesCrash: Bool { listing != nil }
     private let condition = NSCondition()
     private var phase = Phase.pending
     /// For the tests: runs on the background thread once it holds the decoded result, before it
     /// installs it (`pauseBackgroundInstall(with:)`).
     private var backgroundInstallHook: (@Sendable () -> Void)?
+    /// For the tests: runs before the first step of working off an excess over the limits.
+    private var excessHook: (@Sendable () -> Void)?
 
-    init(snapshot: JournalSnapshot, limits: CacheLimits, reconcilesCrash: Bool) {
+    init(snapshot: JournalSnapshot, limits: CacheLimits, reconcilingCrashIn layout: CacheLayout?) {
         self.snapshot = snapshot
         self.limits = limits
-        self.reconcilesCrash = reconcilesCrash
+        listing = layout.map(ReadyListing.InProgress.init)
     }
 
     /// Whether the caller is the one to decode (true exactly once).
@@ -100,6 +104,22 @@ final class OpeningReplay: @unchecked Sendable {
     func runBackgroundInstallHook() {
         condition.lock()
         let hook = backgroundInstallHook
+        condition.unlock()
+        hook?()
+    }
+
+    /// For the tests: makes the thread that works off an excess over the limits the install found
+    /// run `hook` before its first step, so a test can look at the cache in between.
+    func pauseBeforeWorkingOffExcess(with hook: @escaping @Sendable () -> Void) {
+        condition.lock()
+        excessHook = hook
+        condition.unlock()
+    }
+
+    /// Runs the hook set by `pauseBeforeWorkingOffExcess(with:)`, if any.
+    func runExcessHook() {
+        condition.lock()
+        let hook = excessHook
         condition.unlock()
         hook?()
     }

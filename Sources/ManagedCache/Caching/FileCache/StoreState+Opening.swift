@@ -94,7 +94,7 @@ extension StoreState {
             _noteVerified(key: key, version: version, stamp: stamp)
         }
         guard !degraded else { return }
-        _enforceLimits(now: now, protecting: nil)
+        _enforceLimitsAtOpening(now: now)
         if _journalNeedsCompaction || unrecordedRemoveAll { try? _compact() }
     }
 

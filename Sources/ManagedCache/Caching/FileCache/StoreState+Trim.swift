@@ -10,6 +10,9 @@ extension StoreState {
     /// its limits: the headroom that spares the next commits a pass, in steps small enough that
     /// no commit waits long for one (about a millisecond at 15 µs a deleted file).
     static let headroomPerCommit = 64
+    /// How many entries a step of working off an opening's excess evicts at most (see
+    /// `_stepTowardConfiguredLimits`): about a millisecond under the lock.
+    static let excessStepSize = 256
     /// How much of each slice an over-limit enforcement keeps.
     struct SliceRatio {
         var count: Double
@@ -78,6 +81,67 @@ extension StoreState {
         return reports
     }
 
+    // MARK: An opening's excess, in steps
+
+    /// Enforces the limits at an opening. An excess over them (limits lowered since the cache was
+    /// last used) is evicted at once when one step takes it all (`excessStepSize` entries, about
+    /// a millisecond), so the first commit finds the cache within its limits, as before; a larger
+    /// one is not evicted under the lock, where every call would wait for it (a tenth of a
+    /// million entries took seconds). `limits` are then raised to the cache's size, so that
+    /// commits meanwhile evict what they add, as at any limit, and the opening's thread works
+    /// the rest off in steps (`_stepTowardConfiguredLimits`).
+    mutating func _enforceLimitsAtOpening(now: Double) {
+        _ = _stepTowardConfiguredLimits(now: now)
+        _enforceLimits(now: now, protecting: nil)
+    }
+
+    /// Whether `limits` are still raised above the configured ones.
+    var _isWorkingOffExcess: Bool { limits != configuredLimits }
+
+    /// One step toward the configured limits: evicts at most `excessStepSize` least recently used
+    /// entries (for a `BigFileCache`, slice after slice, each in proportion, as trim passes do),
+    /// then lowers `limits` to the size left, or back to the configured limits once within them.
+    /// Returns whether the cache is still over them. Runs with the journal lock held and the
+    /// index caught up.
+    mutating func _stepTowardConfiguredLimits(now: Double) -> Bool {
+        var overConfigured: Bool { configuredLimits.exceeded(count: index.unpinnedCount, bytes: index.unpinnedBytes) }
+        var evicted = 0
+        switch layout.kind {
+        case .single:
+            var encoder = JournalEncoder()
+            var paths: [String] = []
+            while evicted < Self.excessStepSize, overConfigured {
+                let oldest = index.oldest(inBucket: 0)
+                guard oldest >= 0 else { break }
+                _evict(oldest, into: &encoder, paths: &paths)
+                evicted += 1
+            }
+            _finishEviction(encoder, paths)
+        case .bucketed:
+            var fruitlessPasses = 0
+            while evicted < Self.excessStepSize, overConfigured, fruitlessPasses < Self.passesPerRotation {
+                let ratio = _overLimitRatio(of: configuredLimits)
+                let removed = _trimPass(now: now, ratio: ratio, protecting: nil, cap: Self.excessStepSize - evicted).entriesRemoved
+                evicted += removed
+                fruitlessPasses = removed == 0 ? fruitlessPasses + 1 : 0
+            }
+        }
+        guard overConfigured else {
+            limits = configuredLimits
+            return false
+        }
+        _raiseLimitsToCurrentSize()
+        return true
+    }
+
+    /// Sets `limits` to the configured ones, raised to the cache's current size where it
+    /// exceeds them.
+    private mutating func _raiseLimitsToCurrentSize() {
+        limits = configuredLimits
+        if let limit = configuredLimits.countLimit { limits.countLimit = max(limit, index.unpinnedCount) }
+        if let limit = configuredLimits.byteLimit { limits.byteLimit = max(limit, index.unpinnedBytes) }
+    }
+
     /// For an explicit trim of a `BigFileCache`: one pass, then more while over a limit.
     mutating func _trimBySlices(now: Double) -> [BigFileCache.TrimPassReport] {
         var reports = [_trimPass(now: now, ratio: _overLimitRatio(), protecting: nil)]
@@ -94,6 +158,11 @@ extension StoreState {
     /// its pass, the cache is at the low-water mark. Nil when within the limits. Pinned entries
     /// count for neither: they are in no slice's lists and in no bucket's totals.
     func _overLimitRatio() -> SliceRatio? {
+        _overLimitRatio(of: limits)
+    }
+
+    /// `_overLimitRatio()` against `limits`.
+    func _overLimitRatio(of limits: CacheLimits) -> SliceRatio? {
         let (count, bytes) = (index.unpinnedCount, index.unpinnedBytes)
         guard limits.exceeded(count: count, bytes: bytes) else { return nil }
         var ratio = SliceRatio(count: 1, bytes: 1)
@@ -112,9 +181,10 @@ extension StoreState {
     /// bucket LRU lists) until it keeps that fraction of its entries and bytes. In-memory work is
     /// O(slice); disk work is one journal write plus one unlink per deleted file. With
     /// `headroom`, the pass stops once the cache is within its limits and it deleted that many
-    /// least recently used entries (see `_enforceBySlices`).
+    /// least recently used entries (see `_enforceBySlices`); with `cap`, once it deleted that
+    /// many, whatever the limits (see `_stepTowardConfiguredLimits`).
     mutating func _trimPass(
-        now: Double, ratio: SliceRatio?, protecting: Int32?, headroom: Int? = nil
+        now: Double, ratio: SliceRatio?, protecting: Int32?, headroom: Int? = nil, cap: Int? = nil
     ) -> BigFileCache.TrimPassReport {
         let slice = sliceCursor
         sliceCursor = (sliceCursor + 1) % Self.passesPerRotation
@@ -159,6 +229,7 @@ extension StoreState {
                 if let headroom, evicted >= headroom, !limits.exceeded(count: index.unpinnedCount, bytes: index.unpinnedBytes) {
                     break
                 }
+                if let cap, evicted >= cap { break }
                 // The least recently used entry among the slice's bucket tails.
                 var best = -1
                 for position in cursors.indices {

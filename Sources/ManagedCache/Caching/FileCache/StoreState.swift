@@ -15,7 +15,12 @@ import Darwin
 /// take the cross-process journal lock (`_lockJournal`), which nests.
 struct StoreState {
     let layout: CacheLayout
-    let limits: CacheLimits
+    /// The limits the commits enforce: the configured ones, but while an opening works off an
+    /// excess over them (see `_enforceLimitsAtOpening`), when they are the cache's size, lowered
+    /// step by step.
+    var limits: CacheLimits
+    /// The limits as configured.
+    let configuredLimits: CacheLimits
     var index: CacheIndex
     /// nil while the cache directory is unusable.
     var journal: JournalFile?
@@ -116,6 +121,7 @@ struct StoreState {
     init(layout: CacheLayout, limits: CacheLimits) {
         self.layout = layout
         self.limits = limits
+        configuredLimits = limits
         index = CacheIndex(bucketCount: layout.bucketCount, maximumAge: limits.maximumAge)
     }
 
@@ -201,7 +207,7 @@ struct StoreState {
                 switch JournalSnapshot.open(descriptor: existing.descriptor, size: size, layout: layout.kind, tablePath: tablePath) {
                 case .snapshot(let snapshot):
                     index.removeAll()
-                    opening = OpeningReplay(snapshot: snapshot, limits: limits, reconcilesCrash: needsRepair)
+                    opening = OpeningReplay(snapshot: snapshot, limits: limits, reconcilingCrashIn: needsRepair ? layout : nil)
                     lookupTableCoverage = snapshot.table.map { ($0.generation, $0.covered) }
                 case .foreignLayout:
                     degraded = true
