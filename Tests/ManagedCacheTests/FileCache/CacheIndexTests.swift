@@ -95,6 +95,29 @@ import Testing
         #expect(index.count == live.count)
     }
 
+    /// Growth is local: slots are numbered for good (the slot array grows a chunk at a time,
+    /// never moved), and the digest table grows shard by shard. Past several chunks and every
+    /// shard's growths, with removals between, each entry keeps its slot and is found there; a
+    /// copy of the index taken halfway is not changed by what the original does next.
+    @Test func growingPastManyChunksAndShardGrowthsKeepsEverySlotInPlace() throws {
+        var index = CacheIndex(bucketCount: 256, maximumAge: nil)
+        var slotOf: [String: Int32] = [:]
+        var halfway: (index: CacheIndex, slots: [String: Int32])?
+        let count = 5 * IndexSlots.chunkSize
+        for number in 0..<count {
+            let key = "k\(number)"
+            slotOf[key] = index.insert(Self.record(key, version: UInt64(number + 1)), recordBytes: 10, addOffset: number).slot
+            if number % 7 == 0, let victim = slotOf.removeValue(forKey: "k\(number / 2)") { index.remove(victim) }
+            if number == count / 2 { halfway = (index, slotOf) }
+        }
+        #expect(index.count == slotOf.count)
+        #expect(slotOf.allSatisfy { key, slot in index.find(key) == slot && index[slot].live })
+        let (copy, copiedSlots) = try #require(halfway)
+        #expect(copy.count == copiedSlots.count)
+        #expect(copiedSlots.allSatisfy { key, slot in copy.find(key) == slot && copy[slot].live })
+        #expect(copy.find("k\(count - 1)") == nil, "a later insert reached the copy")
+    }
+
     /// Two keys with one digest (made here by giving the second key's record the first key's
     /// identity; SHA-256 gives no such pair) are one position: the later replaces the earlier,
     /// as a second store of one key does. What the store makes of that (it compares the key in

@@ -54,16 +54,20 @@ import Testing
             let cache = try kind.open(root, replaysInBackground: false)
             let store = try cacheStore(of: cache)
             let firstFilter = store.state.withLock { $0.index.presence }
-            // Past a tenth of the filter's 1,024 bits in additions: the next operation rebuilds it.
-            for index in 0..<400 {
-                try cache.store(Data([UInt8(index & 0xFF)]), forKey: "k\(index)", metadata: FileCacheMetadata())
-                if index % 10 != 0 { cache.removeEntry(forKey: "k\(index)") }
+            // Keys of one shard of the filter, past a tenth of its 256 bits in additions: the
+            // index rebuilds the shard from its live entries.
+            let shard = 7
+            let keys = Array(
+                (0...).lazy.map { "k\($0)" }.filter { KeyPresenceFilter.shard(of: KeyPresenceFilter.hash($0)) == shard }.prefix(400))
+            for (index, key) in keys.enumerated() {
+                try cache.store(Data([UInt8(index & 0xFF)]), forKey: key, metadata: FileCacheMetadata())
+                if index % 10 != 0 { cache.removeEntry(forKey: key) }
             }
-            #expect(!firstFilter.needsRebuild, "the filter was not rebuilt")
-            for index in stride(from: 0, to: 400, by: 10) {
-                #expect(cache.entry(forKey: "k\(index)") != nil, "k\(index) lost")
+            #expect(!firstFilter.needsRebuild(shard: shard), "the shard was not rebuilt")
+            for (index, key) in keys.enumerated() where index % 10 == 0 {
+                #expect(cache.entry(forKey: key) != nil, "\(key) lost")
             }
-            #expect(cache.entry(forKey: "k1") == nil)
+            #expect(cache.entry(forKey: keys[1]) == nil)
         }
     }
 
@@ -102,10 +106,14 @@ import Testing
         let added = (0..<5_000).map { "https://example.com/\($0)" }
         for key in added { filter.add(hash: KeyPresenceFilter.hash(key)) }
         #expect(added.allSatisfy { filter.mayContain(hash: KeyPresenceFilter.hash($0)) })
-        #expect(filter.needsRebuild)
+        let shards = 0..<KeyPresenceFilter.shardCount
+        #expect(shards.contains { filter.needsRebuild(shard: $0) })
         let live = Array(added.prefix(100))
-        filter.rebuild(fromHashes: live.map(KeyPresenceFilter.hash), count: live.count)
-        #expect(!filter.needsRebuild)
+        for shard in shards {
+            let hashes = live.map(KeyPresenceFilter.hash).filter { KeyPresenceFilter.shard(of: $0) == shard }
+            filter.rebuild(shard: shard, fromHashes: hashes, count: hashes.count)
+        }
+        #expect(!shards.contains { filter.needsRebuild(shard: $0) })
         #expect(live.allSatisfy { filter.mayContain(hash: KeyPresenceFilter.hash($0)) })
         // The other 4,900 are gone but for false "maybe"s: about 1.5 % at 16 bits a key.
         let maybes = added.dropFirst(100).filter { filter.mayContain(hash: KeyPresenceFilter.hash($0)) }.count

@@ -3,9 +3,13 @@ import Foundation
 /// The in-memory index of a cache: entries by their key's digest, an LRU list per bucket, totals,
 /// and an expiry heap. Plain data, guarded by `CacheStore`'s mutex; nothing here does I/O.
 ///
-/// Memory: an entry is one `IndexSlot` (52 bytes) in one array, plus a 32-bit position in an
-/// open-addressing table kept at most 80 % full (about 5 bytes an entry once the opening has
-/// packed it to three quarters full). No key string and no object per entry: the key, checksum,
+/// Memory: an entry is one `IndexSlot` (52 bytes) in chunks of slots (`IndexSlots`), plus a
+/// 32-bit position in an open-addressing table kept at most 80 % full (about 5 bytes an entry
+/// once the opening has packed it to three quarters full) and two bits of its shard of the
+/// presence filter. Growth is local, so no commit pays for the whole index: the slots grow a
+/// chunk at a time, and the table and the presence filter are in 256 shards by the top byte of
+/// the digest's low word, each grown or rebuilt on its own (at a million entries, a single
+/// array's growth or a whole table's rehash held one commit for 10–30 ms). No key string and no object per entry: the key, checksum,
 /// commit time and metadata stay in the entry's journal record, read when a lookup or a rare path
 /// needs them (see `StoreState._record`). Beside the slots, and only for the entries that need
 /// them: the verified stamps of entries read since their last commit, the commit time of entries
@@ -39,10 +43,16 @@ struct CacheIndex: Sendable {
         var offset: UInt32
     }
 
-    private(set) var slots: [IndexSlot] = []
+    private(set) var slots = IndexSlots()
     private var freeSlots: [Int32] = []
-    /// Open addressing by digest, linear probing: a slot number, or -1 for an empty position.
-    private var table: [Int32] = []
+    /// Open addressing by digest, linear probing: a slot number, or -1 for an empty position; in
+    /// `shardCount` shards by the top byte of the digest's low word, each grown on its own, so a
+    /// growth rehashes a 256th of the entries (a whole table of a million took one commit
+    /// 10–20 ms).
+    private var shards: [[Int32]]
+    /// The entries in each shard.
+    private var shardCounts: [Int32]
+    static let shardCount = KeyPresenceFilter.shardCount
     private(set) var buckets: [BucketList]
     private(set) var count = 0
     private(set) var totalBytes = 0
@@ -79,6 +89,8 @@ struct CacheIndex: Sendable {
 
     init(bucketCount: Int, maximumAge: TimeInterval?, presence: KeyPresenceFilter = KeyPresenceFilter()) {
         buckets = Array(repeating: BucketList(), count: bucketCount)
+        shards = Array(repeating: [], count: Self.shardCount)
+        shardCounts = Array(repeating: 0, count: Self.shardCount)
         self.maximumAge = maximumAge
         self.presence = presence
     }
@@ -91,21 +103,23 @@ struct CacheIndex: Sendable {
     /// Prepares for `capacity` entries (at open, from the journal's size).
     mutating func reserve(_ capacity: Int) {
         slots.reserveCapacity(capacity)
-        if Double(capacity) > Double(table.count) * Self.maximumLoad { rebuildTable(capacity: Int(Double(capacity) / Self.grownLoad)) }
+        let perShard = capacity / Self.shardCount + 1
+        for shard in 0..<Self.shardCount where Double(perShard) > Double(shards[shard].count) * Self.maximumLoad {
+            rebuildShard(shard, capacity: Int(Double(perShard) / Self.grownLoad))
+        }
         presence.reserve(keys: capacity)
     }
 
-    /// Gives back what `reserve` or growth left unused (after an opening's replay): the slots
-    /// array at its length, the table three quarters full.
+    /// Gives back what `reserve` or growth left unused (after an opening's replay): each shard of
+    /// the table three quarters full.
     mutating func pack() {
-        if slots.capacity > slots.count + slots.count / 16 + 16 {
-            var packed: [IndexSlot] = []
-            packed.reserveCapacity(slots.count)
-            packed.append(contentsOf: slots)
-            slots = packed
-        }
         if freeSlots.capacity > freeSlots.count * 2 + 16 { freeSlots = Array(freeSlots) }
-        rebuildTable(capacity: max(16, Int(Double(count) / Self.packedLoad) + 1))
+        for shard in 0..<Self.shardCount {
+            shards[shard] = [Int32](repeating: -1, count: max(16, Int(Double(shardCounts[shard]) / Self.packedLoad) + 1))
+            shardCounts[shard] = 0
+        }
+        // In slot order: the slots are read one after another, not in the shards' random order.
+        for slot in slots.indices where slots[slot].live { place(Int32(slot)) }
     }
 
     /// The live slots, in slot order.
@@ -124,14 +138,16 @@ struct CacheIndex: Sendable {
 
     /// The slot with this digest, or nil.
     func find(digestHigh: UInt64, digestLow: UInt64) -> Int32? {
-        guard !table.isEmpty else { return nil }
-        var position = home(digestLow)
-        while true {
-            let slot = table[position]
-            if slot < 0 { return nil }
-            if slots[Int(slot)].has(digestHigh: digestHigh, digestLow: digestLow) { return slot }
-            position += 1
-            if position == table.count { position = 0 }
+        return shards[Self.shard(of: digestLow)].withUnsafeBufferPointer { table -> Int32? in
+            guard !table.isEmpty else { return nil }
+            var position = Self.home(digestLow, size: table.count)
+            while true {
+                let slot = table[position]
+                if slot < 0 { return nil }
+                if slots[Int(slot)].has(digestHigh: digestHigh, digestLow: digestLow) { return slot }
+                position += 1
+                if position == table.count { position = 0 }
+            }
         }
     }
 
@@ -166,8 +182,9 @@ struct CacheIndex: Sendable {
         if let previous = find(digestHigh: record.id.digestHigh, digestLow: record.id.digestLow) {
             replaced = remove(previous)
         }
-        if Double(count + 1) > Double(table.count) * Self.maximumLoad {
-            rebuildTable(capacity: max(16, Int(Double(count + 1) / Self.grownLoad)))
+        let shard = Self.shard(of: record.id.digestLow)
+        if Double(shardCounts[shard] + 1) > Double(shards[shard].count) * Self.maximumLoad {
+            rebuildShard(shard, capacity: max(16, Int(Double(shardCounts[shard] + 1) / Self.grownLoad)))
         }
         let slot: Int32
         if let reused = freeSlots.popLast() {
@@ -183,7 +200,10 @@ struct CacheIndex: Sendable {
             timings[slot] = Timing(created: record.created, expirationDate: record.metadata.expirationDate?.timeIntervalSinceReferenceDate)
         }
         linkNewest(slot)
-        presence.add(hash: record.id.digestLow)
+        if presence.add(hash: record.id.digestLow) {
+            presence.rebuild(
+                shard: shard, fromHashes: slots(inShard: shard).map { slots[Int($0)].digestLow }, count: Int(shardCounts[shard]))
+        }
         count += 1
         totalBytes += slotValue.size
         recordBytes += size
@@ -439,58 +459,82 @@ struct CacheIndex: Sendable {
 
     // MARK: The table
 
-    /// Where the entry with this digest's low word is looked for first: the word scaled to the
-    /// table's size (the digest is uniform, so any size works).
-    private func home(_ digestLow: UInt64) -> Int {
-        Int(truncatingIfNeeded: digestLow.multipliedFullWidth(by: UInt64(table.count)).high)
+    /// The shard of the table an entry with this digest's low word is in: its top byte.
+    static func shard(of digestLow: UInt64) -> Int { KeyPresenceFilter.shard(of: digestLow) }
+
+    /// Where the entry with this digest's low word is looked for first in its shard of `size`
+    /// positions: the word's bits below the shard's byte, scaled to the size (the digest is
+    /// uniform, so any size works).
+    private static func home(_ digestLow: UInt64, size: Int) -> Int {
+        Int(truncatingIfNeeded: (digestLow << 8).multipliedFullWidth(by: UInt64(size)).high)
     }
 
-    /// Puts `slot` (not in the table) at the first free position from its home.
+    /// Puts `slot` (not in the table) at the first free position from its home in its shard.
     private mutating func place(_ slot: Int32) {
-        var position = home(slots[Int(slot)].digestLow)
-        while table[position] >= 0 {
-            position += 1
-            if position == table.count { position = 0 }
+        let digestLow = slots[Int(slot)].digestLow
+        let shard = Self.shard(of: digestLow)
+        shards[shard].withUnsafeMutableBufferPointer { table in
+            var position = Self.home(digestLow, size: table.count)
+            while table[position] >= 0 {
+                position += 1
+                if position == table.count { position = 0 }
+            }
+            table[position] = slot
         }
-        table[position] = slot
+        shardCounts[shard] += 1
     }
 
     /// Takes `slot` out of the table, moving back the entries after it that would otherwise no
     /// longer be found (linear probing's deletion, no tombstones).
     private mutating func displace(_ slot: Int32) {
-        var hole = home(slots[Int(slot)].digestLow)
-        while table[hole] != slot {
+        let digestLow = slots[Int(slot)].digestLow
+        let shard = Self.shard(of: digestLow)
+        let size = shards[shard].count
+        var hole = Self.home(digestLow, size: size)
+        while shards[shard][hole] != slot {
             hole += 1
-            if hole == table.count { hole = 0 }
+            if hole == size { hole = 0 }
         }
         var next = hole
         while true {
             next += 1
-            if next == table.count { next = 0 }
-            let moving = table[next]
+            if next == size { next = 0 }
+            let moving = shards[shard][next]
             if moving < 0 { break }
-            let wanted = home(slots[Int(moving)].digestLow)
+            let wanted = Self.home(slots[Int(moving)].digestLow, size: size)
             // `moving` may fill the hole unless its home lies cyclically in (hole, next].
             let stays = hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
             if stays { continue }
-            table[hole] = moving
+            shards[shard][hole] = moving
             hole = next
         }
-        table[hole] = -1
+        shards[shard][hole] = -1
+        shardCounts[shard] -= 1
     }
 
-    private mutating func rebuildTable(capacity: Int) {
-        table = [Int32](repeating: -1, count: max(capacity, count + 1))
-        for slot in slots.indices where slots[slot].live { place(Int32(slot)) }
+    /// Makes `shard` `capacity` positions long (at least one more than its entries) and places
+    /// its entries again.
+    private mutating func rebuildShard(_ shard: Int, capacity: Int) {
+        let entries = shards[shard]
+        shards[shard] = [Int32](repeating: -1, count: max(capacity, Int(shardCounts[shard]) + 1))
+        shardCounts[shard] = 0
+        for slot in entries where slot >= 0 { place(slot) }
+    }
+
+    /// The slots of the entries in `shard`, in no order.
+    func slots(inShard shard: Int) -> some Sequence<Int32> {
+        shards[shard].lazy.filter { $0 >= 0 }
     }
 
     // MARK: The lists
 
     /// Links the entry as the most recent of its list: the pinned list or its bucket's.
     private mutating func linkNewest(_ slot: Int32) {
-        let head = slots[Int(slot)].pinned ? pinnedList.newest : buckets[bucket(of: slot)].newest
-        slots[Int(slot)].newer = -1
-        slots[Int(slot)].older = head
+        var entry = slots[Int(slot)]
+        let head = entry.pinned ? pinnedList.newest : buckets[entry.id.bucket(of: buckets.count)].newest
+        entry.newer = -1
+        entry.older = head
+        slots[Int(slot)] = entry
         if head >= 0 { slots[Int(head)].newer = slot }
         updateEnds(of: slot) { list in
             if head < 0 { list.oldest = slot }

@@ -104,7 +104,6 @@ final class CacheStore: Sendable {
             if state.closed { return (.done(.failure(.closed)), [], []) }
             if let opening = state.opening { return (.opening(opening), [], []) }
             let result = Result<T, FileCacheError> { () throws(FileCacheError) -> T in try body(&state) }
-            if state.opening == nil, !state.degraded { state._rebuildPresenceFilterIfNeeded() }
             state._publishMissShortcut()
             let files = state.pendingUnlinks
             let trees = state.pendingTreeRemovals

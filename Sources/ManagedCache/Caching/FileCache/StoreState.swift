@@ -110,14 +110,6 @@ struct StoreState {
         missShortcut?.publish(missShortcutPublication(appending: pending))
     }
 
-    /// Rebuilds the index's presence filter when stale bits have piled up in it. Called between
-    /// operations, when the index is complete.
-    mutating func _rebuildPresenceFilterIfNeeded() {
-        guard index.presence.needsRebuild else { return }
-        let slots = index.slots
-        index.presence.rebuild(fromHashes: slots.lazy.filter(\.live).map(\.digestLow), count: index.count)
-    }
-
     init(layout: CacheLayout, limits: CacheLimits) {
         self.layout = layout
         self.limits = limits
