@@ -9,6 +9,9 @@ if let childArguments = options.memoryChild {
 if let childArguments = options.streamingChild {
     exit(StreamingMemoryChild(arguments: childArguments).run())
 }
+if let childArguments = options.openingChild {
+    exit(BigFileCacheOpeningChild(arguments: childArguments).run())
+}
 let runner = BenchmarkRunner(
     options: options,
     scenarios: [

@@ -9,6 +9,8 @@ struct BenchmarkOptions: Sendable {
     var memoryChild: [String: String]?
     /// Set when this process is the streaming scenario's child: its `key=value` arguments.
     var streamingChild: [String: String]?
+    /// Set when this process is the million-entry scenario's opening child: its `key=value` arguments.
+    var openingChild: [String: String]?
     /// `--help` was given.
     var wantsHelp = false
 
@@ -21,13 +23,17 @@ struct BenchmarkOptions: Sendable {
                 quick = true
             case "--help", "-h":
                 wantsHelp = true
-            case MemoryFootprintChild.flag, StreamingMemoryChild.flag:
+            case MemoryFootprintChild.flag, StreamingMemoryChild.flag, BigFileCacheOpeningChild.flag:
                 var values: [String: String] = [:]
                 for pair in remaining {
                     let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
                     if parts.count == 2 { values[parts[0]] = parts[1] }
                 }
-                if argument == MemoryFootprintChild.flag { memoryChild = values } else { streamingChild = values }
+                switch argument {
+                case MemoryFootprintChild.flag: memoryChild = values
+                case StreamingMemoryChild.flag: streamingChild = values
+                default: openingChild = values
+                }
                 return
             default:
                 filter = argument.lowercased()

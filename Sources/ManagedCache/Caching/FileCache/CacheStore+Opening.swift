@@ -1,6 +1,12 @@
 import Foundation
 import ManagedCacheLocking
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Opening without waiting for the index: `init` returns once the journal is
 /// mapped; the replay that builds the index runs on a thread of its own; a lookup that comes
 /// first is answered from the journal itself.
@@ -100,6 +106,7 @@ extension CacheStore {
         }
         job.markFinished()
         delete(files, trees)
+        releaseFreedHeapPages()
         if !excess {
             if !files.isEmpty || !trees.isEmpty { state.withLock { $0.openingDeletionsPending = false } }
         } else if waiting {
@@ -113,6 +120,30 @@ extension CacheStore {
             workOffExcess(in: state, clock: clock)
         }
     }
+
+    /// Gives the pages of freed heap memory back to the system. The replay built the index
+    /// with temporaries (decoded records, tables sized from the journal's length, then packed)
+    /// that it freed; in the process's heap they stay resident until an allocation reuses them:
+    /// about 5 bytes an entry at a million entries, a tenth of what the index itself keeps.
+    /// One call after the install (0.2 ms at a million entries here) returns them. Only free
+    /// pages are touched, whoever freed them.
+    private static func releaseFreedHeapPages() {
+        #if canImport(Glibc)
+        // `malloc_trim` is glibc's (malloc.h, which the Glibc module does not export): looked up
+        // once by name, and skipped where another C library has none.
+        _ = mallocTrim?(0)
+        #elseif canImport(Darwin)
+        _ = malloc_zone_pressure_relief(nil, 0)
+        #endif
+    }
+
+    #if canImport(Glibc)
+    /// glibc's `int malloc_trim(size_t pad)`, if the C library has it.
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
+    #endif
 
     /// Works off the excess over the configured limits an opening found, a step at a time
     /// (`StoreState._stepTowardConfiguredLimits`): each step in a hold of its own of the mutex
