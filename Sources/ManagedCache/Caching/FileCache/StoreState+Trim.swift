@@ -223,7 +223,22 @@ extension StoreState {
         if let ratio {
             let keepCount = Int((Double(entriesInSlice) * ratio.count).rounded(.down))
             let keepBytes = Int((Double(bytesInSlice) * ratio.bytes).rounded(.down))
-            var cursors = buckets.map { index.oldest(inBucket: $0) }
+            // Each bucket's least recently used entry not yet evicted, past `protecting`, and its
+            // use: kept beside the cursors, so that choosing the next entry reads no slot (at a
+            // million entries every slot read is a cache miss, and there are 25 tails).
+            var cursors: [Int32] = []
+            var uses: [UInt32] = []
+            func advance(_ position: Int, to slot: Int32) {
+                var slot = slot
+                if slot >= 0 && slot == protecting { slot = index[slot].newer }
+                cursors[position] = slot
+                uses[position] = slot >= 0 ? index[slot].useSequence : .max
+            }
+            for bucket in buckets {
+                cursors.append(-1)
+                uses.append(.max)
+                advance(cursors.count - 1, to: index.oldest(inBucket: bucket))
+            }
             var evicted = 0
             while sliceCount > keepCount || sliceBytes > keepBytes {
                 if let headroom, evicted >= headroom, !limits.exceeded(count: index.unpinnedCount, bytes: index.unpinnedBytes) {
@@ -232,18 +247,12 @@ extension StoreState {
                 if let cap, evicted >= cap { break }
                 // The least recently used entry among the slice's bucket tails.
                 var best = -1
-                for position in cursors.indices {
-                    if cursors[position] >= 0 && cursors[position] == protecting {
-                        cursors[position] = index[cursors[position]].newer
-                    }
-                    let candidate = cursors[position]
-                    if candidate >= 0 && (best < 0 || index[candidate].useSequence < index[cursors[best]].useSequence) {
-                        best = position
-                    }
+                for position in cursors.indices where cursors[position] >= 0 && (best < 0 || uses[position] < uses[best]) {
+                    best = position
                 }
                 guard best >= 0 else { break }
                 let slot = cursors[best]
-                cursors[best] = index[slot].newer
+                advance(best, to: index[slot].newer)
                 evicted += 1
                 examined += 1
                 sliceCount -= 1
