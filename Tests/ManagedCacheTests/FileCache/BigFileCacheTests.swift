@@ -179,7 +179,7 @@ import Testing
             let job = try #require(store.state.withLock { $0.opening })
             let paused = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
-            job.pauseBeforeWorkingOffExcess {
+            job.pause(at: .beforeWorkingOffExcess) {
                 paused.signal()
                 release.wait()
             }

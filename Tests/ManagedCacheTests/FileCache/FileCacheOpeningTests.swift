@@ -196,7 +196,7 @@ import Testing
             #expect(job.reconcilesCrash)
             let listed = DispatchSemaphore(value: 0)
             let proceed = DispatchSemaphore(value: 0)
-            job.pauseBackgroundInstall {
+            job.pause(at: .beforeBackgroundInstall) {
                 listed.signal()
                 _ = proceed.wait(timeout: .now() + 30)
             }
@@ -235,7 +235,7 @@ import Testing
                 let store = try cacheStore(of: try #require(cache))
                 weakStore = store
                 let job = try #require(store.state.withLock { $0.opening })
-                job.pauseBackgroundInstall {
+                job.pause(at: .beforeBackgroundInstall) {
                     atInstall.signal()
                     _ = proceed.wait(timeout: .now() + 30)
                 }

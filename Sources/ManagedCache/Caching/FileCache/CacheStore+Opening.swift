@@ -93,7 +93,7 @@ extension CacheStore {
     ) {
         guard var decoded = job.takeDecoded(waiting: waiting) else { return }
         let listing = job.listing?.finish()
-        if !waiting { job.runBackgroundInstallHook() }
+        if !waiting { job.reached(.beforeBackgroundInstall) }
         let (files, trees, excess) = state.withLock { state -> ([String], [String], Bool) in
             state._finishOpening(job, decoded: &decoded, listing: listing, now: clock().timeIntervalSinceReferenceDate)
             defer {
@@ -112,11 +112,11 @@ extension CacheStore {
         } else if waiting {
             Thread.detachNewThread {
                 EngineThreads.nameCurrentThread(Self.openingThreadName)
-                job.runExcessHook()
+                job.reached(.beforeWorkingOffExcess)
                 BackgroundActivity.run { workOffExcess(in: state, clock: clock) }
             }
         } else {
-            job.runExcessHook()
+            job.reached(.beforeWorkingOffExcess)
             workOffExcess(in: state, clock: clock)
         }
     }

@@ -11,8 +11,9 @@ import Foundation
 /// never holds its cache (only the cache's `state`), so releasing the cache closes it at
 /// once (its `deinit` finishes the opening first).
 final class OpeningReplay: @unchecked Sendable {
-    // Safe to be Sendable: `snapshot` and `limits` are immutable; `phase` is only read or written
-    // between `condition.lock()` and `condition.unlock()`.
+    // Safe to be Sendable: `snapshot`, `limits` and `listing` (itself Sendable) are immutable;
+    // `phase` and `pauseHooks` are only read or written between `condition.lock()` and
+    // `condition.unlock()`.
 
     /// What the decoding produced.
     struct Decoded: Sendable {
@@ -42,11 +43,8 @@ final class OpeningReplay: @unchecked Sendable {
     var reconcilesCrash: Bool { listing != nil }
     private let condition = NSCondition()
     private var phase = Phase.pending
-    /// For the tests: runs on the background thread once it holds the decoded result, before it
-    /// installs it (`pauseBackgroundInstall(with:)`).
-    private var backgroundInstallHook: (@Sendable () -> Void)?
-    /// For the tests: runs before the first step of working off an excess over the limits.
-    private var excessHook: (@Sendable () -> Void)?
+    /// For the tests: what runs where an opening's thread reaches a point (`pause(at:with:)`).
+    private var pauseHooks: [PausePoint: @Sendable () -> Void] = [:]
 
     init(snapshot: JournalSnapshot, limits: CacheLimits, reconcilingCrashIn layout: CacheLayout?) {
         self.snapshot = snapshot
@@ -91,35 +89,28 @@ final class OpeningReplay: @unchecked Sendable {
         }
     }
 
-    /// For the tests: makes the background thread run `hook` once it has taken the decoded result
-    /// (and, after a crash, listed `ready/`) and before it installs it, so a test can release the
-    /// cache, or let another instance commit, in that window.
-    func pauseBackgroundInstall(with hook: @escaping @Sendable () -> Void) {
+    /// Where the tests can hold an opening's thread (`pause(at:with:)`).
+    enum PausePoint: Hashable {
+        /// The background thread has taken the decoded result (and, after a crash, listed
+        /// `ready/`) and not installed it: a test can release the cache, or let another instance
+        /// commit, in that window.
+        case beforeBackgroundInstall
+        /// The thread that works off an excess over the limits the install found has not taken
+        /// its first step: a test can look at the cache in between.
+        case beforeWorkingOffExcess
+    }
+
+    /// For the tests: makes the thread that reaches `point` run `hook` there.
+    func pause(at point: PausePoint, with hook: @escaping @Sendable () -> Void) {
         condition.lock()
-        backgroundInstallHook = hook
+        pauseHooks[point] = hook
         condition.unlock()
     }
 
-    /// Runs the hook set by `pauseBackgroundInstall(with:)`, if any (the background thread).
-    func runBackgroundInstallHook() {
+    /// Runs the hook set for `point` by `pause(at:with:)`, if any.
+    func reached(_ point: PausePoint) {
         condition.lock()
-        let hook = backgroundInstallHook
-        condition.unlock()
-        hook?()
-    }
-
-    /// For the tests: makes the thread that works off an excess over the limits the install found
-    /// run `hook` before its first step, so a test can look at the cache in between.
-    func pauseBeforeWorkingOffExcess(with hook: @escaping @Sendable () -> Void) {
-        condition.lock()
-        excessHook = hook
-        condition.unlock()
-    }
-
-    /// Runs the hook set by `pauseBeforeWorkingOffExcess(with:)`, if any.
-    func runExcessHook() {
-        condition.lock()
-        let hook = excessHook
+        let hook = pauseHooks[point]
         condition.unlock()
         hook?()
     }
