@@ -193,6 +193,28 @@ import Testing
         #expect(full.key == "https://example.com/k" && full.metadata == metadata)
     }
 
+    /// An eviction reads back only the key of the entry's `add` record, of every `add` type, and
+    /// only when the frame checks out and names the entry's identity.
+    @Test(arguments: [false, true])
+    func anEvictionReadsTheKeyOfItsOwnCheckedAddRecordOnly(pinned: Bool) {
+        let id = FileID(digestHigh: 1, digestLow: 2, version: 3)
+        let record = EntryRecord(
+            key: "https://example.com/k", id: id, size: 12, checksum: .xxh64(9), created: 7, session: 4,
+            metadata: FileCacheMetadata(etag: "\"e\"", userInfo: ["a": "b"]), pinned: pinned)
+        var encoder = JournalEncoder()
+        encoder.append(.add(record))
+        var frame = encoder.bytes
+        frame.withUnsafeBytes { raw in
+            #expect(JournalDecoder.addedKey(inFrame: raw, of: id) == "https://example.com/k")
+            #expect(JournalDecoder.addedKey(inFrame: raw, of: FileID(digestHigh: 1, digestLow: 2, version: 4)) == nil, "another version")
+        }
+        var removal = JournalEncoder()
+        removal.append(.remove(key: "https://example.com/k", version: 3))
+        removal.bytes.withUnsafeBytes { #expect(JournalDecoder.addedKey(inFrame: $0, of: id) == nil, "not an add record") }
+        frame[frame.count - 1] ^= 1
+        frame.withUnsafeBytes { #expect(JournalDecoder.addedKey(inFrame: $0, of: id) == nil, "a damaged frame") }
+    }
+
     /// An index that can expire keeps the commit time beside the slot: metadata with an
     /// expiration date, and back to the maximum age once it has none.
     @Test func expiryFollowsTheMetadataAndTheMaximumAge() {

@@ -43,6 +43,24 @@ enum JournalDecoder {
     }
 }
 
+extension JournalDecoder {
+    /// The key of the `add` record of `id` in the one whole frame at the start of `frame`, if the
+    /// frame checks out (its CRC-32) and holds that record: what an eviction needs to journal the
+    /// entry's removal, without decoding the rest of the record (its checksum, dates, metadata).
+    static func addedKey(inFrame frame: UnsafeRawBufferPointer, of id: FileID) -> String? {
+        guard frame.count >= 8 else { return nil }
+        let length = Int(frame.loadUnaligned(fromByteOffset: 0, as: UInt32.self).littleEndian)
+        let expected = frame.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian
+        guard length >= 1, frame.count - 8 >= length else { return nil }
+        let payload = UnsafeRawBufferPointer(rebasing: frame[8..<(8 + length)])
+        var crc = CRC32()
+        crc.update(payload)
+        guard crc.value == expected else { return nil }
+        var reader = ByteReader(buffer: payload, forIndex: false)
+        return try? reader.addedKey(of: id)
+    }
+}
+
 /// Why a payload did not decode.
 struct JournalDecodingError: Error {}
 
@@ -121,6 +139,17 @@ private struct ByteReader {
         guard buffer.count - offset >= 8 else { throw JournalDecodingError() }
         defer { offset += 8 }
         return buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self).littleEndian
+    }
+
+    /// The key of an `add` record of `id` (types 2, 8 and 9: the key, a flags byte for type 9,
+    /// then the identity), or nil for any other record.
+    mutating func addedKey(of id: FileID) throws(JournalDecodingError) -> String? {
+        let type = try u8()
+        guard type == 2 || type == 8 || type == 9 else { return nil }
+        let key = try string()
+        if type == 9 { _ = try u8() }
+        guard FileID(digestHigh: try u64(), digestLow: try u64(), version: try u64()) == id else { return nil }
+        return key
     }
 
     mutating func string() throws(JournalDecodingError) -> String {

@@ -151,6 +151,25 @@ struct JournalFile {
         return buffer.withUnsafeBytes { JournalDecoder.frame(at: 0, in: $0) }
     }
 
+    /// The key of the `add` record of `id` whose frame starts at `offset`, read with one `pread`
+    /// into a buffer on the stack and decoded no further than the identity
+    /// (`JournalDecoder.addedKey`); the whole record (`record(at:)`) when the frame is longer.
+    /// Nil when it cannot be read, does not check out, or is not that record.
+    func addedKey(at offset: Int, of id: FileID) -> String? {
+        guard offset >= 0, offset + 8 <= appliedOffset else { return nil }
+        let guess = min(512, appliedOffset - offset)
+        let found = withUnsafeTemporaryAllocation(byteCount: guess, alignment: 8) { buffer -> String?? in
+            let got = Posix.readFully(descriptor, into: buffer.baseAddress!, count: guess, at: offset)
+            guard got >= 8 else { return .some(nil) }
+            let length = Int(UnsafeRawBufferPointer(buffer).loadUnaligned(as: UInt32.self).littleEndian)
+            guard 8 + length <= got else { return nil }  // longer than the buffer: the whole record below
+            return .some(JournalDecoder.addedKey(inFrame: UnsafeRawBufferPointer(rebasing: buffer[0..<(8 + length)]), of: id))
+        }
+        if let found { return found }
+        guard case .add(let record)? = record(at: offset), record.id == id else { return nil }
+        return record.key
+    }
+
     /// Records that `count` more bytes (from the applied offset, or from the start) were applied.
     mutating func markApplied(_ count: Int, fromStart: Bool = false) {
         appliedOffset = (fromStart ? 0 : appliedOffset) + count

@@ -172,13 +172,23 @@ extension StoreState {
         let entry = index[slot]
         // Without its record (outside damage to the journal) the entry still goes from this
         // instance; the next opening's replay drops a record whose file is gone.
-        if let key = _record(slot)?.key {
+        if let key = _keyForRemoval(slot) {
             encoder.append(.remove(key: key, version: entry.version))
             paths.append(layout.path(for: entry.id))
         } else {
             pendingUnlinks.append(layout.path(for: entry.id))
         }
         index.remove(slot)
+    }
+
+    /// The key of the entry in `slot`, for its `remove` record: only the key is read back from
+    /// its `add` record (a trim pass evicts many entries, and the rest of each record, its
+    /// metadata above all, is not needed).
+    private func _keyForRemoval(_ slot: Int32) -> String? {
+        if let detached = index.detachedRecord(slot) { return detached.key }
+        let entry = index[slot]
+        guard entry.addOffset != JournalOffsets.unknown, let journal else { return nil }
+        return journal.addedKey(at: Int(entry.addOffset), of: entry.id)
     }
 
     /// Journals a batch of removals (one `remove` record per path, in the same order) and queues
