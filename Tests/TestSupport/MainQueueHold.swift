@@ -11,12 +11,14 @@ import ManagedCacheLocking
 ///   machine under a sanitizer (11 s was measured). A hold that waited on the pool once lasted
 ///   past 30 s and made four main-actor tests beside it fail: their held loads hit the 30 s idle
 ///   timeout before those tests could see their progress and release them.
-/// - The hold ends by itself after `bound` seconds (default 30) and says so
+/// - The hold ends by itself after `bound` seconds (default 90) and says so
 ///   (`outlastedItsBound`): the holder then fails, saying its premise did not hold, rather than
-///   the tests it would stall. (10 s was too short beside two busy loops and a build: a holder's
-///   load took longer than that to deliver its first chunk. The tests it stalls meanwhile
-///   tolerate it: their waits on the main queue count only the time they were not held up, and
-///   their loads' idle timeout is 300 s.)
+///   the tests it would stall. The default outlasts any one wait of the holder's own, each
+///   bounded by `waitBound` (60 s): 10 s was too short beside two busy loops and a build, and
+///   30 s under AddressSanitizer with the whole suite and a build beside it (a holder's load
+///   took that long to deliver its first chunk, and its wait for that chunk then succeeded with
+///   the hold already gone). The tests it stalls meanwhile tolerate it: their waits on the main
+///   queue count only the time they were not held up, and their loads' idle timeout is 300 s.
 ///
 /// ```swift
 /// let hold = MainQueueHold()
@@ -32,7 +34,7 @@ public final class MainQueueHold: Sendable {
     /// Queues the holding block on the main queue now.
     ///
     /// - Parameter bound: The longest the main queue is held, in seconds.
-    public init(bound: Double = 30) {
+    public init(bound: Double = 90) {
         DispatchQueue.main.async { [released, started, expired] in
             started.signal()
             if released.wait(timeout: .now() + bound) == .timedOut { expired.withLock { $0 = true } }
