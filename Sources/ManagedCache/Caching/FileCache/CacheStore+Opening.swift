@@ -138,10 +138,11 @@ extension CacheStore {
     }
 
     #if canImport(Glibc)
-    /// glibc's `int malloc_trim(size_t pad)`, if the C library has it.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+    /// glibc's `int malloc_trim(size_t pad)`, if the C library has it (looked up in every loaded
+    /// object: `RTLD_DEFAULT` is the null handle on glibc).
+    private static let mallocTrim: (@convention(c) (UInt) -> Int32)? = {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+        return unsafeBitCast(symbol, to: (@convention(c) (UInt) -> Int32).self)
     }()
     #endif
 
