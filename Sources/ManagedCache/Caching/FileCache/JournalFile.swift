@@ -133,41 +133,44 @@ struct JournalFile {
     }
 
     /// The record of the frame that starts at `offset` (below the applied offset: bytes that never
-    /// change), read with `pread`; nil when it cannot be read or does not check out. One read of
-    /// a few hundred bytes for a usual record, a second for a longer one.
+    /// change), read with `pread`; nil when it cannot be read or does not check out.
     func record(at offset: Int) -> JournalRecord? {
-        guard offset >= 0, offset + 8 <= appliedOffset else { return nil }
-        let guess = min(512, appliedOffset - offset)
-        var buffer = [UInt8](repeating: 0, count: guess)
-        let got = buffer.withUnsafeMutableBytes { Posix.readFully(descriptor, into: $0.baseAddress!, count: guess, at: offset) }
-        guard got >= 8 else { return nil }
-        let length = buffer.withUnsafeBytes { Int($0.loadUnaligned(as: UInt32.self).littleEndian) }
-        guard length >= 1, length <= JournalEncoder.maximumPayload, offset + 8 + length <= appliedOffset else { return nil }
-        if 8 + length > got {
-            buffer = [UInt8](repeating: 0, count: 8 + length)
-            let again = buffer.withUnsafeMutableBytes { Posix.readFully(descriptor, into: $0.baseAddress!, count: 8 + length, at: offset) }
-            guard again == 8 + length else { return nil }
-        }
-        return buffer.withUnsafeBytes { JournalDecoder.frame(at: 0, in: $0) }
+        withFrame(at: offset) { JournalDecoder.frame(at: 0, in: $0) }
     }
 
-    /// The key of the `add` record of `id` whose frame starts at `offset`, read with one `pread`
-    /// into a buffer on the stack and decoded no further than the identity
-    /// (`JournalDecoder.addedKey`); the whole record (`record(at:)`) when the frame is longer.
-    /// Nil when it cannot be read, does not check out, or is not that record.
+    /// The key of the `add` record of `id` whose frame starts at `offset`, decoded no further
+    /// than the identity (`JournalDecoder.addedKey`). Nil when it cannot be read, does not check
+    /// out, or is not that record.
     func addedKey(at offset: Int, of id: FileID) -> String? {
+        withFrame(at: offset) { JournalDecoder.addedKey(inFrame: $0, of: id) }
+    }
+
+    /// Calls `body` with the bytes of the whole frame that starts at `offset`, read with `pread`:
+    /// one read of up to 512 bytes into a buffer on the stack for a usual record, a second into
+    /// one of the frame's length for a longer one. Nil, without calling `body`, when the frame
+    /// cannot be read or its length is impossible.
+    private func withFrame<T>(at offset: Int, _ body: (UnsafeRawBufferPointer) -> T?) -> T? {
         guard offset >= 0, offset + 8 <= appliedOffset else { return nil }
-        let guess = min(512, appliedOffset - offset)
-        let found = withUnsafeTemporaryAllocation(byteCount: guess, alignment: 8) { buffer -> String?? in
-            let got = Posix.readFully(descriptor, into: buffer.baseAddress!, count: guess, at: offset)
-            guard got >= 8 else { return .some(nil) }
-            let length = Int(UnsafeRawBufferPointer(buffer).loadUnaligned(as: UInt32.self).littleEndian)
-            guard 8 + length <= got else { return nil }  // longer than the buffer: the whole record below
-            return .some(JournalDecoder.addedKey(inFrame: UnsafeRawBufferPointer(rebasing: buffer[0..<(8 + length)]), of: id))
+        func length(_ header: UnsafeRawBufferPointer) -> Int? {
+            let length = Int(header.loadUnaligned(as: UInt32.self).littleEndian)
+            guard length >= 1, length <= JournalEncoder.maximumPayload, offset + 8 + length <= appliedOffset else { return nil }
+            return length
         }
-        if let found { return found }
-        guard case .add(let record)? = record(at: offset), record.id == id else { return nil }
-        return record.key
+        let guess = min(512, appliedOffset - offset)
+        var result: T?
+        // The frame's length when it did not fit the first read; nil once `body` ran or the read failed.
+        let longer = withUnsafeTemporaryAllocation(byteCount: guess, alignment: 8) { buffer -> Int? in
+            let got = Posix.readFully(descriptor, into: buffer.baseAddress!, count: guess, at: offset)
+            guard got >= 8, let length = length(UnsafeRawBufferPointer(buffer)) else { return nil }
+            guard 8 + length <= got else { return length }
+            result = body(UnsafeRawBufferPointer(rebasing: buffer[0..<(8 + length)]))
+            return nil
+        }
+        guard let longer else { return result }
+        var buffer = [UInt8](repeating: 0, count: 8 + longer)
+        let got = buffer.withUnsafeMutableBytes { Posix.readFully(descriptor, into: $0.baseAddress!, count: 8 + longer, at: offset) }
+        guard got == 8 + longer else { return nil }
+        return buffer.withUnsafeBytes(body)
     }
 
     /// Records that `count` more bytes (from the applied offset, or from the start) were applied.
