@@ -181,7 +181,8 @@ import Testing
             let release = DispatchSemaphore(value: 0)
             job.pause(at: .beforeWorkingOffExcess) {
                 paused.signal()
-                release.wait()
+                // Bounded: a test that stopped before releasing it must not hold the thread forever.
+                _ = release.wait(timeout: .now() + 60)
             }
             #expect(cache.statistics.count == 3_000 - StoreState.excessStepSize, "the opening evicted more than a step under the lock")
             #expect(paused.wait(timeout: .now() + 20) == .success, "no thread works the excess off")

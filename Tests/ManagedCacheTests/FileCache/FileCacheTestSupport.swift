@@ -188,6 +188,10 @@ final class MutexHolder: Sendable {
         held.wait()
     }
 
+    /// A holder dropped unreleased (a test that threw before releasing it) lets the mutex go:
+    /// the cache's closing, which needs the mutex, would otherwise wait for it forever.
+    deinit { release() }
+
     /// Lets the mutex go (once; later calls do nothing).
     func release() {
         let first = once.withLock { done in
