@@ -6,10 +6,11 @@ import Testing
 @testable import ManagedCache
 
 /// The manager's own tables stay bounded by what is alive, however users come and go.
-@Suite struct ManagerTableTests {
-    /// Off the cooperative pool: its 50,000 synchronous `manage` calls would keep one of the
-    /// pool's threads for a minute under ThreadSanitizer.
-    @Test(.offCooperativePool) func usersDeallocatedWithoutUnmanagingDoNotAccumulateInTheManager() async {
+/// Off the cooperative pool: these tests make thousands of synchronous `manage` calls each (50,000
+/// in one), which under ThreadSanitizer kept the pool's threads for a minute and more, and the
+/// tasks of the tests beside them did not start.
+@Suite(.offCooperativePool) struct ManagerTableTests {
+    @Test func usersDeallocatedWithoutUnmanagingDoNotAccumulateInTheManager() async {
         let loader = ScriptedDataLoader()
         loader.script("shared", .body(Data("S".utf8)))
         let manager = makeScriptedManager(loader: loader)
