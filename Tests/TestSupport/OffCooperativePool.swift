@@ -1,4 +1,5 @@
 import Foundation
+import ManagedCacheLocking
 import Testing
 
 /// Runs each test of a suite (or one test) on threads of its own instead of Swift concurrency's
@@ -55,5 +56,94 @@ public final class ThreadPerJobExecutor: TaskExecutor {  // portability-lint: al
         let thread = Thread { job.runSynchronously(on: executor) }
         thread.stackSize = 8 << 20
         thread.start()
+    }
+}
+
+/// Runs each test of a suite (or one test), and the child tasks it starts, on two threads of its
+/// own instead of Swift concurrency's cooperative pool.
+///
+/// For tests that flood the pool with their own work (hundreds of tasks calling `manage`, the
+/// stress suite's workers): on the pool's two threads of a 2-core machine their queued jobs came
+/// before every other test's, and under ThreadSanitizer a task another test started waited more
+/// than a minute to begin. On threads of their own they compete for the processor like any
+/// thread, and the pool stays free. The test's concurrency is two threads' worth, as on the pool.
+public struct OwnThreads: TestTrait, SuiteTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        testCase == nil ? nil : self
+    }
+
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            try await function()
+            return
+        }
+        try await withTaskExecutorPreference(FixedThreadsExecutor(threads: 2)) {  // portability-lint: allow checked just above
+            try await function()
+        }
+    }
+}
+
+extension Trait where Self == OwnThreads {
+    /// Runs the test (or every test of the suite) and its child tasks on two threads of its own:
+    /// for tests that start many tasks of their own.
+    public static var ownThreads: Self { Self() }
+}
+
+/// A task executor with a fixed number of threads of its own, taking jobs in the order they
+/// come; the threads end when the executor is released and its queue is empty.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+public final class FixedThreadsExecutor: TaskExecutor {  // portability-lint: allow declared @available
+    private struct Queue {
+        var jobs: [UnownedJob] = []
+        var next = 0
+        var released = false
+    }
+
+    private let queue = WaitableLock(Queue())
+
+    /// Starts `threads` threads, which wait for jobs. Keep the executor for as long as its jobs
+    /// may run (a task prefers it only for the scope of `withTaskExecutorPreference`).
+    public init(threads: Int) {
+        // Unowned: a thread that kept the executor would keep it, and itself, forever.
+        let executor = asUnownedTaskExecutor()
+        for _ in 0..<threads {
+            let thread = Thread { [queue] in Self.work(queue, on: executor) }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
+
+    deinit {
+        queue.withLock { $0.released = true }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.withLock { $0.jobs.append(job) }
+    }
+
+    private static func work(_ queue: WaitableLock<Queue>, on executor: UnownedTaskExecutor) {
+        while true {
+            let job = queue.withLock(
+                waitingUntil: { $0.next < $0.jobs.count || $0.released },
+                then: { queue -> UnownedJob? in
+                    guard queue.next < queue.jobs.count else { return nil }
+                    defer {
+                        queue.next += 1
+                        // Drop what has run now and then, so the array does not grow for the whole test.
+                        if queue.next == queue.jobs.count {
+                            queue.jobs.removeAll(keepingCapacity: true)
+                            queue.next = 0
+                        }
+                    }
+                    return queue.jobs[queue.next]
+                })
+            guard let job else { return }
+            job.runSynchronously(on: executor)
+        }
     }
 }

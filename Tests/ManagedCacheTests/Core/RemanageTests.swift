@@ -167,7 +167,9 @@ struct RemanageCase: Sendable, CustomTestStringConvertible {
     /// The concurrent case: users re-managed from many tasks with a new signed URL of the
     /// same oid while loads run (a route answering after a short, varying delay). Every user ends
     /// ready with its oid's bytes; none is left loading.
-    @Test func usersReManagedConcurrentlyAreAllAnswered() async throws {
+    /// On two threads of its own: its thousand tasks would fill the cooperative pool, and the
+    /// tasks of the tests beside it wait.
+    @Test(.ownThreads) func usersReManagedConcurrentlyAreAllAnswered() async throws {
         let server = try LoopbackServer()
         server.setFallback { request in
             guard request.path.hasPrefix("/obj/") else { return nil }

@@ -4,7 +4,8 @@ import TestSupport
 import Testing
 
 @Suite struct SharingTests {
-    @Test func thousandUsersOfOneKeyShareOneRequestOneDecodeOneInstance() async {
+    /// On two threads of its own: its tasks make a thousand `manage` calls without suspending.
+    @Test(.ownThreads) func thousandUsersOfOneKeyShareOneRequestOneDecodeOneInstance() async {
         let loader = ScriptedDataLoader()
         loader.script("a", .held(firstChunk: Data("hel".utf8), rest: Data("lo".utf8)))
         let manager = makeScriptedManager(loader: loader)

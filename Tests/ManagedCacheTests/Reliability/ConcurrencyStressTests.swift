@@ -15,7 +15,9 @@ import Testing
 /// callback, and never another key's object; every `await` returns once; afterwards the manager
 /// is idle and still works (loads and prefetches complete). The same test runs under
 /// ThreadSanitizer in CI.
-@Suite struct ConcurrencyStressTests {
+/// On two threads of its own (`.ownThreads`): its task workers would otherwise fill the
+/// cooperative pool for the whole run, and the tasks of every test beside it wait.
+@Suite(.ownThreads) struct ConcurrencyStressTests {
     static let keyCount = 48
     /// Each worker runs for at least this long and at least `minimumOperations` operations (so a
     /// slow machine, or ThreadSanitizer, makes the test longer, not thinner).
@@ -230,10 +232,8 @@ import Testing
                     while Date() < shared.deadline || done < Self.minimumOperations {
                         await Self.operateAsync(shared, &random)
                         done += 1
-                        // Most operations never suspend: without a yield the four workers would
-                        // keep both threads of a 2-core machine's cooperative pool for the whole
-                        // run (about 100 s under ThreadSanitizer), and the tasks of every test
-                        // running beside this one would not start.
+                        // Most operations never suspend: the yield lets the other workers, and
+                        // the tasks the operations start, take turns on the suite's threads.
                         await Task.yield()
                     }
                 }
