@@ -34,7 +34,7 @@ import Testing
         let cancelled = DispatchSemaphore(value: 0)
         loader.whenDeliveringATasksEnd {
             delivering.withLock { $0 = true }
-            _ = cancelled.wait(timeout: .now() + waitBound)
+            _ = cancelled.wait(timeout: .now() + 5 * waitBound)  // longer than the test's waits: it signals
         }
         let load = Task { try await loader.load(DataLoadRequest(url: server.url("/small")), receiver: Receiver()) }
         #expect(await waitUntil { delivering.withLock { $0 } })
@@ -59,7 +59,10 @@ import Testing
 
         func didReceive(response: DataLoadResponse) throws {
             isHolding.withLock { $0 = true }
-            _ = released.wait(timeout: .now() + waitBound)
+            // Longer than any wait of the test (a `waitUntil` stretches to 4 × `waitBound` on a
+            // starved machine): released on its own sooner, the queue let the operations the test
+            // counts run before it counted them. The test releases it.
+            _ = released.wait(timeout: .now() + 5 * waitBound)
         }
 
         func didReceive(_ chunk: Data) throws {}
@@ -78,6 +81,7 @@ import Testing
         let loader = URLSessionDataLoader()
 
         let holder = HoldingReceiver()
+        defer { holder.release() }
         let holding = Task { try await loader.load(DataLoadRequest(url: server.url("/hold"), timeout: 300), receiver: holder) }
         #expect(await waitUntil { holder.holding }, "the delegate queue is held")
         let load = Task { try await loader.load(DataLoadRequest(url: server.url("/old"), timeout: 300), receiver: Receiver()) }
