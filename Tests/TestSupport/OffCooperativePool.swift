@@ -16,6 +16,10 @@ import Testing
 /// @Suite(.offCooperativePool) struct DiskHeavyTests { ... }
 /// ```
 public struct OffCooperativePool: TestTrait, SuiteTrait, TestScoping {
+    /// With a number, the test and its child tasks run on that many threads of their own
+    /// (`.ownThreads`); without, each job on a new thread (`.offCooperativePool`).
+    var ownThreads: Int?
+
     /// Applies to every test of a suite marked with it.
     public var isRecursive: Bool { true }
 
@@ -32,7 +36,10 @@ public struct OffCooperativePool: TestTrait, SuiteTrait, TestScoping {
             try await function()
             return
         }
-        try await withTaskExecutorPreference(ThreadPerJobExecutor.shared) {  // portability-lint: allow checked just above
+        // Kept for the whole scope: a task prefers the executor only as long as this call lasts.
+        // portability-lint: allow checked just above
+        let executor: any TaskExecutor = ownThreads.map { FixedThreadsExecutor(threads: $0) } ?? ThreadPerJobExecutor.shared
+        try await withTaskExecutorPreference(executor) {  // portability-lint: allow checked just above
             try await function()
         }
     }
@@ -59,38 +66,15 @@ public final class ThreadPerJobExecutor: TaskExecutor {  // portability-lint: al
     }
 }
 
-/// Runs each test of a suite (or one test), and the child tasks it starts, on two threads of its
-/// own instead of Swift concurrency's cooperative pool.
-///
-/// For tests that flood the pool with their own work (hundreds of tasks calling `manage`, the
-/// stress suite's workers): on the pool's two threads of a 2-core machine their queued jobs came
-/// before every other test's, and under ThreadSanitizer a task another test started waited more
-/// than a minute to begin. On threads of their own they compete for the processor like any
-/// thread, and the pool stays free. The test's concurrency is two threads' worth, as on the pool.
-public struct OwnThreads: TestTrait, SuiteTrait, TestScoping {
-    public var isRecursive: Bool { true }
-
-    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
-        testCase == nil ? nil : self
-    }
-
-    public func provideScope(
-        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
-    ) async throws {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
-            try await function()
-            return
-        }
-        try await withTaskExecutorPreference(FixedThreadsExecutor(threads: 2)) {  // portability-lint: allow checked just above
-            try await function()
-        }
-    }
-}
-
-extension Trait where Self == OwnThreads {
-    /// Runs the test (or every test of the suite) and its child tasks on two threads of its own:
-    /// for tests that start many tasks of their own.
-    public static var ownThreads: Self { Self() }
+extension Trait where Self == OffCooperativePool {
+    /// Runs the test (or every test of the suite), and the child tasks it starts, on two threads
+    /// of its own instead of the cooperative pool: for tests that flood the pool with their own
+    /// work (hundreds of tasks calling `manage`, the stress suite's workers). On the pool's two
+    /// threads of a 2-core machine their queued jobs came before every other test's, and under
+    /// ThreadSanitizer a task another test started waited more than a minute to begin. On threads
+    /// of their own they compete for the processor like any thread, and the pool stays free; the
+    /// test's concurrency is two threads' worth, as on the pool.
+    public static var ownThreads: Self { Self(ownThreads: 2) }
 }
 
 /// A task executor with a fixed number of threads of its own, taking jobs in the order they
