@@ -28,6 +28,8 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         var closeSeconds = 0.0
         var trimSecondsPerFile = 0.0
         var trimStoreSeconds = 0.0
+        var trimStoreSlowestSeconds = 0.0
+        /// Files deleted by the `trimPasses` passes.
         var trimRemoved = 0
         /// A plain `unlink` of as many files from the same directories, per file.
         var unlinkSecondsPerFile = 0.0
@@ -69,6 +71,9 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         return (0, 0)
         #endif
     }
+
+    /// How many trim passes the per-file row times: two rounds of the ten slices.
+    private static let trimPasses = 20
 
     func run(in context: BenchmarkContext) throws -> [ResultRow] {
         let sizes = context.pick(full: (100_000, 1_000_000), quick: (10_000, 100_000))
@@ -147,12 +152,16 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
                 ]),
             row(
                 "the store whose commit starts a trim pass (cache at its byte limit)", { $0.trimStoreSeconds }, write: Format.seconds,
-                target: "≤ 10 ms", met: large.trimStoreSeconds <= 0.010),
+                target: "≤ 10 ms", met: large.trimStoreSlowestSeconds <= 0.010,
+                notes: [
+                    "the slowest of the \(Self.trimPasses) such stores: \(Format.seconds(small.trimStoreSlowestSeconds)) at "
+                        + "\(names.0), \(Format.seconds(large.trimStoreSlowestSeconds)) at \(names.1)"
+                ]),
             row(
-                "that trim pass: time per deleted file", { $0.trimSecondsPerFile }, write: micro,
+                "trim passes: time per deleted file", { $0.trimSecondsPerFile }, write: micro,
                 target: "≤ 2×", met: large.trimSecondsPerFile <= 2 * small.trimSecondsPerFile,
                 notes: [
-                    "files the pass deleted: \(Format.grouped(small.trimRemoved)) at \(names.0), "
+                    "files \(Self.trimPasses) passes deleted: \(Format.grouped(small.trimRemoved)) at \(names.0), "
                         + "\(Format.grouped(large.trimRemoved)) at \(names.1); all on tmpfs, entries of 256 bytes",
                     "a plain `unlink` of as many files of the same directories, afterwards: "
                         + "\(micro(small.unlinkSecondsPerFile)) at \(names.0), \(micro(large.unlinkSecondsPerFile)) at \(names.1) a file "
@@ -259,15 +268,31 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
             figures.crashOpenSeconds = Stopwatch.seconds(since: start)
             cache.close()
         }
-        // A commit that puts the cache over its byte limit starts a trim pass: its time, and per file it deleted.
+        // Commits that put the cache over its byte limit start trim passes: the first such store's
+        // time, and the time per deleted file over `trimPasses` passes (one pass deletes 64
+        // files in under a millisecond: timed alone, it varied by a third from run to run).
         do {
             let cache = try BigFileCache(directory: directory, configuration: .init(byteLimit: count * 256))
             _ = cache.statistics
-            let start = Stopwatch.now()
-            try cache.store(body, forKey: FileCacheFixture.key(count))
-            figures.trimStoreSeconds = Stopwatch.seconds(since: start)
-            figures.trimRemoved = count + 1 - cache.statistics.count
-            figures.trimSecondsPerFile = figures.trimRemoved > 0 ? figures.trimStoreSeconds / Double(figures.trimRemoved) : 0
+            var passesSeconds = 0.0
+            var passes = 0
+            var stored = 0
+            while passes < Self.trimPasses {
+                guard stored < 1_000 * Self.trimPasses else { throw BenchmarkFailure("\(stored) stores started \(passes) trim passes") }
+                let before = cache.statistics.count
+                let start = Stopwatch.now()
+                try cache.store(body, forKey: FileCacheFixture.key(2 * count + stored))
+                let seconds = Stopwatch.seconds(since: start)
+                stored += 1
+                let removed = before + 1 - cache.statistics.count
+                guard removed > 0 else { continue }  // under the limit: no pass
+                if passes == 0 { figures.trimStoreSeconds = seconds }
+                figures.trimStoreSlowestSeconds = max(figures.trimStoreSlowestSeconds, seconds)
+                passes += 1
+                passesSeconds += seconds
+                figures.trimRemoved += removed
+            }
+            figures.trimSecondsPerFile = passesSeconds / Double(figures.trimRemoved)
             cache.close()
         }
         // Reopened with a byte limit a tenth lower: the opening has a tenth of the entries to evict.
@@ -294,13 +319,15 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
             figures.lowerLimitDeletedSeconds = Stopwatch.seconds(since: start)
             cache.close()
         }
-        // The baseline of a trim pass's deletions: as many files unlinked from the buckets of the
-        // pass's slice (the first tenth), the cache closed (the scratch directory goes next).
+        // The baseline of the trim passes' deletions: as many files unlinked from the same
+        // buckets (the passes went twice round all of them), the cache closed (the scratch
+        // directory goes next).
         let ready = directory.appendingPathComponent("ready").path
         var victims: [String] = []
-        for bucket in 0..<26 where victims.count < max(figures.trimRemoved, 1) {
+        let perBucket = (figures.trimRemoved + 255) / 256
+        for bucket in 0..<256 where victims.count < max(figures.trimRemoved, 1) {
             let names = try FileManager.default.contentsOfDirectory(atPath: ready + "/" + String(format: "%02x", bucket))
-            victims += names.prefix(3).map { ready + "/" + String(format: "%02x", bucket) + "/" + $0 }
+            victims += names.prefix(perBucket).map { ready + "/" + String(format: "%02x", bucket) + "/" + $0 }
         }
         victims = Array(victims.prefix(max(figures.trimRemoved, 1)))
         let unlinkStart = Stopwatch.now()
