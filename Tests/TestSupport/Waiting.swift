@@ -5,6 +5,13 @@ import Foundation
 /// for can take many seconds to be scheduled. It only limits how long a hang takes to report.
 public let waitBound: Double = 60
 
+/// How long a test's hold of something the code under test waits for (a delegate queue, a
+/// callback) may last before it lets go by itself, in seconds: longer than any `waitUntil` of the
+/// test can take (a wait stretched by a starved machine ends at 4 × its timeout, `WaitBudget`).
+/// A hold that ended sooner let the code go on while the test was still waiting to see it held.
+/// The test releases the hold itself; this bound only ends a hold the test never released.
+public let holdBound: Double = 5 * waitBound
+
 /// Waits until `condition` holds, checking every few milliseconds, for at most `timeout` seconds
 /// of the waiter's own time (see `WaitBudget`). Returns whether it held. Tests assert on the
 /// returned value: the verdict depends on the condition, never on how long it took (the timeout

@@ -34,7 +34,7 @@ import Testing
         let cancelled = DispatchSemaphore(value: 0)
         loader.whenDeliveringATasksEnd {
             delivering.withLock { $0 = true }
-            _ = cancelled.wait(timeout: .now() + 5 * waitBound)  // longer than the test's waits: it signals
+            _ = cancelled.wait(timeout: .now() + holdBound)
         }
         let load = Task { try await loader.load(DataLoadRequest(url: server.url("/small")), receiver: Receiver()) }
         #expect(await waitUntil { delivering.withLock { $0 } })
@@ -59,10 +59,7 @@ import Testing
 
         func didReceive(response: DataLoadResponse) throws {
             isHolding.withLock { $0 = true }
-            // Longer than any wait of the test (a `waitUntil` stretches to 4 × `waitBound` on a
-            // starved machine): released on its own sooner, the queue let the operations the test
-            // counts run before it counted them. The test releases it.
-            _ = released.wait(timeout: .now() + 5 * waitBound)
+            _ = released.wait(timeout: .now() + holdBound)
         }
 
         func didReceive(_ chunk: Data) throws {}
