@@ -35,7 +35,7 @@ demangle, verbose = sys.argv[3], sys.argv[4] == "--functions"
 # One stop each, however many files they span.
 implementations = {
     "the FileCache (FileCaching)": lambda f: f.startswith("Caching/FileCache/") or f in ("Caching/PrivateFiles.swift", "Caching/FileProtection.swift"),
-    "the URLSession loader (DataLoading)": lambda f: f in ("Loading/URLSessionDataLoader.swift", "Loading/SessionTransfer.swift", "Loading/BoundedDelegateQueue.swift", "Loading/HostConnectionLimit.swift", "Loading/DefaultDataLoader.swift"),
+    "the URLSession loader (DataLoading)": lambda f: f in ("Loading/URLSessionDataLoader.swift", "Loading/SessionTransfer.swift", "Loading/BoundedDelegateQueue.swift", "Loading/HostConnectionLimit.swift", "Loading/DefaultDataLoader.swift", "Loading/TransferLaunch.swift"),
 }
 ran = collections.defaultdict(list)
 for name, function in call.items():

@@ -53,3 +53,20 @@ struct AnyObjectDecoder: Sendable {
         return decoder.encodedVariant(of: object)
     }
 }
+
+// MARK: - Previews
+
+extension AnyObjectDecoder {
+    /// Whether the decoder makes previews at all.
+    var makesPreviews: Bool { base is any PreviewDecoding }
+
+    /// A preview session for one download, when the decoder makes previews.
+    func makePreviewSession() -> AnyPreviewSession? {
+        guard let previewing = base as? any PreviewDecoding else { return nil }
+        return Self.previewSession(previewing)
+    }
+
+    private static func previewSession<Decoder: PreviewDecoding>(_ decoder: Decoder) -> AnyPreviewSession? {
+        decoder.makePreviewSession().map(AnyPreviewSession.init)
+    }
+}

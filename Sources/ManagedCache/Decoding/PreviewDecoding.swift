@@ -92,18 +92,3 @@ struct AnyPreviewSession: Sendable {
         makePreview = { session.makePreview() }
     }
 }
-
-extension AnyObjectDecoder {
-    /// Whether the decoder makes previews at all.
-    var makesPreviews: Bool { base is any PreviewDecoding }
-
-    /// A preview session for one download, when the decoder makes previews.
-    func makePreviewSession() -> AnyPreviewSession? {
-        guard let previewing = base as? any PreviewDecoding else { return nil }
-        return Self.previewSession(previewing)
-    }
-
-    private static func previewSession<Decoder: PreviewDecoding>(_ decoder: Decoder) -> AnyPreviewSession? {
-        decoder.makePreviewSession().map(AnyPreviewSession.init)
-    }
-}

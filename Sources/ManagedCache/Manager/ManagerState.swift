@@ -75,149 +75,114 @@ struct ManagerState {
     }
 }
 
-/// Work decided under the lock and done after releasing it.
-struct PendingWork {
-    var deliveries: [PendingDelivery] = []
-    var fileCachePurges: [String] = []
-    var events: [ManagerEvent] = []
-    /// Values evicted from caches, released outside the lock.
-    var released: [any Sendable] = []
-    /// Handlers and user records a sweep took out of the tables, deallocated outside the lock
-    /// (with whatever only they held: a handler's object, its users' records and links). Freeing
-    /// them inside it was 40 % of a sweep step's time, itself half of `_attach`'s.
-    var retired: [AnyObject] = []
-    /// Fetch tasks to cancel, outside the lock: cancelling runs the task's cancellation handlers,
-    /// which close the download's file and cancel its `URLSessionTask` (on Linux handed to the
-    /// session's delegate queue, `SessionDelegate.cancel(_:)`). The fetch has already left the table, so
-    /// nothing waits for it in between, and whatever it reports after is ignored (its identifier
-    /// is gone).
-    /// Made on the first cancellation only (most work has none).
-    private(set) var cancellations: TaskCancellations?
-    /// Whether the section scheduled the background sweep of the tables (`TableSweep`): `perform`
-    /// queues it.
-    var sweepsTables = false
+// MARK: - The sweep of the tables
 
-    var isEmpty: Bool {
-        deliveries.isEmpty && fileCachePurges.isEmpty && events.isEmpty && released.isEmpty && retired.isEmpty
-            && cancellations == nil && !sweepsTables
-    }
-
-    /// A user's record whose attachment the section replaced or ended while a callback for the
-    /// old one ran on another thread: `perform` waits for that callback before anything else, so
-    /// the `manage` or `unmanage` that made the section returns only once it is over (see
-    /// `AttachmentCurrency`). Kept in `cancellations`' object, made only then: one more stored
-    /// property here made every `manage` memory hit copy and destroy this struct through its
-    /// value witnesses (6 % more instructions in the `manage-hit` benchmark).
-    var deliveryInFlight: AttachmentCurrency? {
-        get { cancellations?.deliveryInFlight }
-        set {
-            if cancellations == nil { cancellations = TaskCancellations() }
-            cancellations?.deliveryInFlight = newValue
-        }
-    }
-
-    mutating func append(_ other: PendingWork) {
-        // Most work merged under the lock is empty (a detach that cancels nothing): five
-        // `append(contentsOf:)` calls on empty arrays were 7 % of a `manage` memory hit.
-        guard !other.isEmpty else { return }
-        Self.merge(other.deliveries, into: &deliveries)
-        Self.merge(other.fileCachePurges, into: &fileCachePurges)
-        Self.merge(other.events, into: &events)
-        Self.merge(other.released, into: &released)
-        Self.merge(other.retired, into: &retired)
-        if let theirs = other.cancellations {
-            if let mine = cancellations { mine.take(theirs) } else { cancellations = theirs }
-        }
-        sweepsTables = sweepsTables || other.sweepsTables
-    }
-
-    /// Appends `theirs` to `mine`; takes it whole (no copy, no allocation) when `mine` is empty,
-    /// which it usually is.
-    private static func merge<Element>(_ theirs: [Element], into mine: inout [Element]) {
-        if mine.isEmpty {
-            mine = theirs
-        } else if !theirs.isEmpty {
-            mine += theirs
-        }
-    }
-
-    /// Moves what the caller of `manage` does not do on its own thread into `handOff`: the
-    /// cancellations and, when there is a hop to make anyway (fetches to start, loads to
-    /// cancel), the objects to release (see `CallerHandOff`). Not a hop for releasing alone: a
-    /// re-managed cell drops its old handler on almost every call, and a dispatch block per call
-    /// cost more than freeing the handler here, after the lock (`manage-hit`: 1.8 µs a call
-    /// became 4.0 µs).
-    mutating func moveOffTheCaller(into handOff: inout CallerHandOff) {
-        if let cancellations {
-            handOff.cancellations += cancellations.takeAll()
-            // Stopped preloads, if any, are cancelled here as the object goes (its `deinit`):
-            // a preload has no cancellation handler, so that costs the caller nothing.
-            self.cancellations = nil
-        }
-        guard !handOff.isEmpty else { return }
-        Self.merge(released, into: &handOff.released)
-        Self.merge(retired, into: &handOff.retired)
-        released = []
-        retired = []
-    }
-
-    /// Queues the fetch task of `slot` to be cancelled once the lock is released.
-    mutating func cancel(_ task: FetchTaskSlot) {
-        if cancellations == nil { cancellations = TaskCancellations() }
-        cancellations?.add(task)
-    }
-
-    /// Queues preload tasks to be cancelled once the lock is released.
-    mutating func cancel(preloads: [Task<Int, Never>]) {
-        if cancellations == nil { cancellations = TaskCancellations() }
-        cancellations?.add(preloads: preloads)
-    }
-}
-
-/// Tasks a `PendingWork` is to cancel once the manager's lock is released, and the callback
-/// it is to wait for first (`PendingWork.deliveryInFlight`).
+/// The manager's sweep of its handler and attachment tables, in the background beside `manage`.
 ///
-/// A class, so that no cancellation can be lost: a `PendingWork` dropped without being performed
-/// (a path that decided work and returned early) still cancels its tasks when the last copy goes
-/// away, later than `perform` would, but never not at all.
-final class TaskCancellations {
-    private var tasks: [FetchTaskSlot] = []
-    /// File-cache preloads stopped because a request needs the disk.
-    private var preloads: [Task<Int, Never>] = []
-    /// See `PendingWork.deliveryInFlight`.
-    var deliveryInFlight: AttachmentCurrency?
+/// What it removes: handlers nobody uses that are not loading and not held by a prefetch (users
+/// released without `unmanage`, as views are, leave them behind), and the records of deallocated
+/// users; in the handlers it keeps, the records of deallocated users. It keeps idle the handlers
+/// nobody uses whose key the memory cache holds (`LoadCore._idleIfTheMemoryCacheHoldsItsObject`):
+/// they hold no object, and the key's next memory hit finds them. So the handler table is bounded
+/// by the users alive plus the memory cache's entries. Without it, such users would
+/// pile up in a handler's list and in the side table while the handler table stays small.
+///
+/// When: once either table reaches 3/4 of the threshold (twice the larger table's size when the
+/// last sweep ended, at least 64), counting the records of deallocated users replaced in the side
+/// table since the sweep began: records in handlers' lists are at most those in the side table
+/// plus those replaced in it, so bounding the sum bounds the lists, however the allocator reuses
+/// addresses. The low floor bounds how many objects of silently deallocated users a handler can
+/// keep alive beyond the memory cache's limits.
+///
+/// Where, so that no `manage` pays for a whole sweep: the `_attach` that finds a sweep due only schedules it (`isScheduled`); the
+/// sweep runs on the hand-off queue (`ObjectManager.sweepTablesInBackground()`), `budget` entries
+/// per acquisition of the lock, each section a few microseconds. It used to run inside `manage`:
+/// first all at once (70–100 µs sections in `manage-latency`), then `budget` entries per call. Even
+/// spread out, it was about a fifth of a load start's median on the calling thread (0.012–0.017 ms
+/// without it in a scratch build, against 0.016–0.021 ms in the runs around it), and the longer a
+/// call, the likelier a preemption stretches it past a frame's share.
+///
+/// The bound still holds when the background falls behind (a starved utility thread): once the
+/// tables reach 7/8 of the threshold, where the sweep used to begin, every `_attach` also
+/// examines `budget` entries itself until the sweep ends, as all did before. Starting the
+/// background sweep earlier, at 3/4, keeps that rare.
+///
+///     idle ──a table at 3/4 of the threshold: schedule──▶ scheduled
+///       ▲                                                   │ background section: take a snapshot
+///       │                                                   ▼  of the keys, examine `budget`
+///       │                                            sweeping(keys to examine) ◀─┐ each section
+///       │                                                   │ (and each `_attach`,│ examines
+///       │                                                   │  from 7/8 on)       │ `budget`
+///       └── all examined: threshold = max(64, 2 × larger table) ◀─────────────────┘
+struct TableSweep {
+    /// The smallest threshold.
+    static let floor = 64
+    /// Entries examined per section of the background sweep, and per `_attach` while it is behind.
+    static let budget = 8
 
-    func add(_ task: FetchTaskSlot) { tasks.append(task) }
+    /// Twice the larger table's size when the last sweep ended (at least `floor`).
+    private(set) var threshold = floor
+    /// Records of deallocated users replaced in the side table (left in their handlers' lists)
+    /// since the sweep under way, or the last one, began.
+    var replacedRecords = 0
+    /// Whether a background sweep is queued or running (set by `_scheduleSweepIfDue`, cleared by
+    /// the background sweep when it finds nothing left to examine).
+    private(set) var isScheduled = false
+    /// Whether `_attach` calls help the sweep under way: from the first that found the tables at
+    /// 7/8 of the threshold until the sweep ends, each examines `budget` entries, as they all did
+    /// before the background sweep.
+    private(set) var isHelped = false
+    /// The keys of the sweep under way still to examine; both empty when no sweep runs.
+    private var handlersToExamine: [ObjectKey] = []
+    private var attachmentsToExamine: [ObjectIdentifier] = []
 
-    func add(preloads more: [Task<Int, Never>]) { preloads += more }
+    /// Whether a sweep is under way: some of its keys are still to examine.
+    var isSweeping: Bool { !hasExaminedAll }
 
-    /// Moves `other`'s tasks (and the callback it waits for) here.
-    func take(_ other: TaskCancellations) {
-        tasks += other.tasks
-        other.tasks.removeAll()
-        preloads += other.preloads
-        other.preloads.removeAll()
-        if let theirs = other.deliveryInFlight { deliveryInFlight = theirs }
+    /// Whether tables of these sizes call for a sweep (3/4 of the threshold).
+    func isDue(handlers: Int, attachments: Int) -> Bool {
+        reaches(threshold - threshold / 4, handlers: handlers, attachments: attachments)
     }
 
-    /// Takes every task out, to cancel elsewhere.
-    func takeAll() -> [FetchTaskSlot] {
-        defer { tasks.removeAll() }
-        return tasks
+    /// Whether tables of these sizes call for `_attach` to sweep too (7/8 of the threshold): the
+    /// background has fallen behind.
+    func isBehind(handlers: Int, attachments: Int) -> Bool {
+        reaches(threshold - threshold / 8, handlers: handlers, attachments: attachments)
     }
 
-    /// Cancels every task now.
-    func cancelAll() {
-        let cancelling = tasks
-        let stopping = preloads
-        tasks.removeAll()
-        preloads.removeAll()
-        for task in cancelling { task.cancel() }
-        for task in stopping { task.cancel() }
+    private func reaches(_ size: Int, handlers: Int, attachments: Int) -> Bool {
+        handlers >= size || attachments + replacedRecords >= size
     }
 
-    deinit {
-        for task in tasks { task.cancel() }
-        for task in preloads { task.cancel() }
+    /// Idle → scheduled.
+    mutating func schedule() { isScheduled = true }
+
+    /// From now until the sweep under way ends, every `_attach` examines `budget` entries.
+    mutating func beginHelping() { isHelped = true }
+
+    /// Scheduled → idle: the background sweep found nothing left to examine.
+    mutating func unschedule() { isScheduled = false }
+
+    /// Idle or scheduled → sweeping the entries of these keys.
+    mutating func begin(handlers: [ObjectKey], attachments: [ObjectIdentifier]) {
+        handlersToExamine = handlers
+        attachmentsToExamine = attachments
+        replacedRecords = 0
+    }
+
+    /// The next handler key to examine, if any.
+    mutating func nextHandler() -> ObjectKey? { handlersToExamine.popLast() }
+
+    /// The next attachment to examine, if any.
+    mutating func nextAttachment() -> ObjectIdentifier? { attachmentsToExamine.popLast() }
+
+    /// Whether every key of the sweep under way has been examined.
+    var hasExaminedAll: Bool { handlersToExamine.isEmpty && attachmentsToExamine.isEmpty }
+
+    /// Sweeping → idle (or scheduled, until the background sees it ended), with the tables'
+    /// sizes now.
+    mutating func end(handlers: Int, attachments: Int) {
+        threshold = max(Self.floor, 2 * max(handlers, attachments))
+        isHelped = false
     }
 }
