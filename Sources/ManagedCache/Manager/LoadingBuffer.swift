@@ -38,10 +38,6 @@ struct LoadingBuffer {
     /// The keys, oldest first.
     var keys: [ObjectKey] { entries.map(\.key) }
 
-    var count: Int { entries.count }
-
-    func contains(_ key: ObjectKey) -> Bool { entries.contains { $0.key == key } }
-
     /// The keys of loads cancelled once their users have all gone, oldest first, other than
     /// `excluded`: the only ones the manager checks for abandonment before a push (none under
     /// the default policy, which finishes such loads: then nothing is looked up or allocated).
@@ -60,12 +56,6 @@ struct LoadingBuffer {
         entries.removeAll { $0.key == key }
         entries.append(Entry(key: key, priority: priority, cancelsWhenAbandoned: cancelsWhenAbandoned))
         return overflow(progress: progress)
-    }
-
-    /// Changes the priority of `key`'s entry in place (its age is kept); nothing is pushed out.
-    mutating func setPriority(_ priority: LoadPriority, of key: ObjectKey) {
-        guard let index = entries.firstIndex(where: { $0.key == key }) else { return }
-        entries[index].priority = priority
     }
 
     /// Removes `key` (its load finished or was cancelled).

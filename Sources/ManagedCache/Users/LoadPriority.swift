@@ -64,37 +64,23 @@ public enum LoadPriority: Int, Sendable, Hashable, Comparable, CaseIterable, Cus
 }
 
 /// The priority of one running fetch, shared between the manager (which raises or lowers it) and
-/// the data loader (which applies it to its transfer and orders waiting transfers by it).
+/// the data loader (which applies it to its transfer and orders waiting transfers by it, reading
+/// it when it does).
 ///
 /// A class with a lock because both sides run on different threads and the loader must see a
-/// change made after its load started; observers run outside the lock.
+/// change made after its load started.
 final class LoadPriorityCell: Sendable {
-    private struct State {
-        var value: LoadPriority
-        var observers: [@Sendable (LoadPriority) -> Void] = []
-    }
-
-    private let state: Lock<State>
+    private let state: Lock<LoadPriority>
 
     init(_ value: LoadPriority) {
-        state = Lock(State(value: value))
+        state = Lock(value)
     }
 
     /// The current priority.
-    var value: LoadPriority { state.withLock { $0.value } }
+    var value: LoadPriority { state.withLock { $0 } }
 
-    /// Changes the priority and tells the observers when it changed.
+    /// Changes the priority.
     func set(_ newValue: LoadPriority) {
-        let observers = state.withLock { state -> [@Sendable (LoadPriority) -> Void] in
-            guard state.value != newValue else { return [] }
-            state.value = newValue
-            return state.observers
-        }
-        for observer in observers { observer(newValue) }
-    }
-
-    /// Calls `observer` with every later change (on the thread that makes it).
-    func observe(_ observer: @escaping @Sendable (LoadPriority) -> Void) {
-        state.withLock { $0.observers.append(observer) }
+        state.withLock { $0 = newValue }
     }
 }
