@@ -1,8 +1,14 @@
 import Foundation
 import ManagedCacheLocking
 
-// A fetch's task, from its creation after the lock that decided it to the section that ends it,
-// one stage after another:
+// A fetch: one download per data key, shared by every handler (decoder) of the key and by
+// prefetches. Its parts, all here: its record in the manager's state (`FetchRecord`, with the
+// `FetchAudience` its task reads without the lock and the `WriteGate` of its commit), what its
+// task is to do (`FetchPlan`), where the task will be (`FetchTaskSlot`, `FetchStart`), the task
+// itself (`FetchRunner` and the stages that need the manager) and its previews (`PreviewFeed`).
+//
+// The task, from its creation after the lock that decided it to the section that ends it, one
+// stage after another:
 //
 //     FetchStart.run, once the lock is released (FetchTaskSlot: never for a fetch cancelled first)
 //       └▶ FetchRunner.run
