@@ -467,8 +467,6 @@ extension ObjectManager {
         let work = decide(.unmanage(ObjectIdentifier(user))).work
         performer.perform(work)
     }
-
-    // MARK: - Attaching users (under the lock)
 }
 
 /// What `manage` read from a user, on the calling thread (with its decoder, passed beside it):
