@@ -48,28 +48,105 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         var openingMissMedianSeconds = 0.0
         var openingMissSlowestSeconds = 0.0
         var openingMisses = 0
-        /// Of the misses over 1 ms: how many blocked (the thread gave the processor up: a lock, a
-        /// read), how many the scheduler preempted without their blocking, how many neither (the
-        /// thread counted as running throughout: its own work, or the kernel's charged to it), and
-        /// the slowest that blocked (0 when none did).
-        var openingMissesOver1msBlocked = 0
-        var openingMissesOver1msPreempted = 0
-        var openingMissesOver1msRunning = 0
-        var openingMissSlowestBlockedSeconds = 0.0
+        /// What the misses over 1 ms were, one `MissAccount` each: whether the thread blocked,
+        /// waited for a processor, or had its time taken outside the system (see `classify`).
+        var slowOpeningMisses: [MissAccount] = []
     }
 
-    /// The calling thread's context switches so far: voluntary (it blocked) and involuntary (the
-    /// scheduler took the processor away). Linux only (`RUSAGE_THREAD`); zeros elsewhere.
-    private static func threadContextSwitches() -> (voluntary: Int, involuntary: Int) {
-        #if os(Linux)
-        var usage = rusage()
-        // RUSAGE_THREAD (1): glibc declares its name only under _GNU_SOURCE, which the Glibc
-        // module does not define.
-        guard getrusage(__rusage_who_t(1), &usage) == 0 else { return (0, 0) }
-        return (usage.ru_nvcsw, usage.ru_nivcsw)
-        #else
-        return (0, 0)
-        #endif
+    /// Where the wall time of one miss went, from the thread's own accounts before and after it
+    /// (`ThreadAccount`).
+    struct MissAccount {
+        enum Kind: String, CaseIterable {
+            /// The thread gave the processor up (a lock, a read): the miss waited for something.
+            case blocked = "blocked"
+            /// The scheduler preempted it: it waited for a processor while other threads ran.
+            case preempted = "preempted by the scheduler"
+            /// Neither ran nor waited, as the kernel counts: time the virtual machine's host kept
+            /// from this system (its processor stolen, or its memory being backed).
+            case lostToTheHost = "time lost outside the system"
+            /// Ran on the processor for most of it.
+            case running = "running"
+        }
+        var kind: Kind
+        var seconds: Double
+        /// Of `seconds`: on the processor, and waiting in the run queue (`schedstat`).
+        var runSeconds: Double
+        var queuedSeconds: Double
+        var minorFaults: Int
+    }
+
+    /// `MissAccount` from the two accounts around a miss of `seconds`.
+    static func classify(seconds: Double, before: ThreadAccount, after: ThreadAccount) -> MissAccount {
+        let run = Double(after.runNanoseconds - before.runNanoseconds) / 1e9
+        let queued = Double(after.queuedNanoseconds - before.queuedNanoseconds) / 1e9
+        let kind: MissAccount.Kind
+        if after.voluntarySwitches > before.voluntarySwitches {
+            kind = .blocked
+        } else if after.involuntarySwitches > before.involuntarySwitches || queued > seconds / 4 {
+            kind = .preempted
+        } else if run < seconds / 2 {
+            kind = .lostToTheHost
+        } else {
+            kind = .running
+        }
+        return MissAccount(
+            kind: kind, seconds: seconds, runSeconds: run, queuedSeconds: queued,
+            minorFaults: after.minorFaults - before.minorFaults)
+    }
+
+    /// One line on the slow misses of a run: how many of each kind, and the slowest of each.
+    static func describe(_ misses: [MissAccount], at size: String) -> String {
+        guard !misses.isEmpty else { return "over 1 ms at \(size): none" }
+        let micro: (Double) -> String = { "\(Format.number($0 * 1e6)) µs" }
+        let kinds = MissAccount.Kind.allCases.compactMap { kind -> String? in
+            let ofKind = misses.filter { $0.kind == kind }
+            guard let slowest = ofKind.max(by: { $0.seconds < $1.seconds }) else { return nil }
+            return "\(ofKind.count) \(kind.rawValue) (the slowest \(micro(slowest.seconds)): "
+                + "\(micro(slowest.runSeconds)) on the processor, \(micro(slowest.queuedSeconds)) "
+                + "queued, \(slowest.minorFaults) page faults)"
+        }
+        return "over 1 ms at \(size): " + kinds.joined(separator: ", ")
+    }
+
+    /// The calling thread's own accounts so far: its context switches and page faults
+    /// (`getrusage(RUSAGE_THREAD)`), its time on the processor (`CLOCK_THREAD_CPUTIME_ID`, exact
+    /// to the call, and without the time the host stole: the kernel counts steal apart) and its
+    /// time waiting in the run queue (`/proc/thread-self/schedstat`'s second field, brought up to
+    /// date each time the thread is switched in; read through `schedstat`, which the caller opens
+    /// once). Linux only; zeros elsewhere.
+    struct ThreadAccount {
+        var voluntarySwitches = 0
+        var involuntarySwitches = 0
+        var minorFaults = 0
+        var runNanoseconds: Int64 = 0
+        var queuedNanoseconds: Int64 = 0
+
+        static func now(schedstat: Int32) -> ThreadAccount {
+            var account = ThreadAccount()
+            #if os(Linux)
+            var usage = rusage()
+            // RUSAGE_THREAD (1): glibc declares its name only under _GNU_SOURCE, which the Glibc
+            // module does not define.
+            if getrusage(__rusage_who_t(1), &usage) == 0 {
+                account.voluntarySwitches = usage.ru_nvcsw
+                account.involuntarySwitches = usage.ru_nivcsw
+                account.minorFaults = usage.ru_minflt
+            }
+            if schedstat >= 0 {
+                var buffer = [UInt8](repeating: 0, count: 96)
+                let count = buffer.withUnsafeMutableBytes { pread(schedstat, $0.baseAddress, $0.count, 0) }
+                if count > 0 {
+                    let fields = String(decoding: buffer[..<count], as: UTF8.self).split(separator: " ")
+                    if fields.count >= 2 { account.queuedNanoseconds = Int64(fields[1]) ?? 0 }
+                }
+            }
+            var cpu = timespec()
+            if clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0 {
+                account.runNanoseconds = Int64(cpu.tv_sec) * 1_000_000_000 + Int64(cpu.tv_nsec)
+            }
+            #endif
+            return account
+        }
     }
 
     /// How many trim passes the per-file row times: two rounds of the ten slices.
@@ -129,9 +206,8 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
                     "median: \(micro(small.openingMissMedianSeconds)) at \(names.0), \(micro(large.openingMissMedianSeconds)) at "
                         + "\(names.1), of \(Format.grouped(small.openingMisses)) and \(Format.grouped(large.openingMisses)) misses "
                         + "asked for, one after another, until the opening completed",
-                    "over 1 ms at \(names.1): \(large.openingMissesOver1msBlocked) blocked (the slowest "
-                        + "\(micro(large.openingMissSlowestBlockedSeconds))), \(large.openingMissesOver1msPreempted) preempted by the "
-                        + "scheduler without blocking, \(large.openingMissesOver1msRunning) neither (counted as running throughout)",
+                    Self.describe(small.slowOpeningMisses, at: names.0),
+                    Self.describe(large.slowOpeningMisses, at: names.1),
                 ]),
             row(
                 "reopened with a byte limit 10 % lower: until `statistics` answers", { $0.lowerLimitStatisticsSeconds },
@@ -210,26 +286,22 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
             figures.firstHitSeconds = Stopwatch.seconds(since: start)
             var misses: [Double] = []
             var index = 0
+            // The thread's run-queue accounts, opened once: read before and after every miss,
+            // outside the timed part.
+            let schedstat = open("/proc/thread-self/schedstat", O_RDONLY)
+            defer { if schedstat >= 0 { close(schedstat) } }
             while cache.isOpening || misses.isEmpty {
                 let key = "absent-\(index)"
-                let switchesBefore = Self.threadContextSwitches()
+                let before = ThreadAccount.now(schedstat: schedstat)
                 let start = Stopwatch.now()
                 _ = cache.entry(forKey: key)
                 let seconds = Stopwatch.seconds(since: start)
                 misses.append(seconds)
                 if seconds > 0.001 {
-                    // Outside the timed part: whether the miss waited, or the scheduler ran
-                    // something else on this core meanwhile (the replay thread and this one share
-                    // two cores with the rest of the machine).
-                    let switchesAfter = Self.threadContextSwitches()
-                    if switchesAfter.voluntary > switchesBefore.voluntary {
-                        figures.openingMissesOver1msBlocked += 1
-                        figures.openingMissSlowestBlockedSeconds = max(figures.openingMissSlowestBlockedSeconds, seconds)
-                    } else if switchesAfter.involuntary > switchesBefore.involuntary {
-                        figures.openingMissesOver1msPreempted += 1
-                    } else {
-                        figures.openingMissesOver1msRunning += 1
-                    }
+                    // Where the time went: the replay thread and this one share two cores with
+                    // the rest of the machine, itself a virtual machine's.
+                    figures.slowOpeningMisses.append(
+                        Self.classify(seconds: seconds, before: before, after: ThreadAccount.now(schedstat: schedstat)))
                 }
                 index += 1
             }
