@@ -227,8 +227,7 @@ func runSoak(_ options: SoakOptions) -> Int32 {
         seconds: min(3, options.seconds), options: options, server: server, root: root.appendingPathComponent("warm-up"),
         expected: expected, start: start)
     _ = wait(seconds: 10) { server.openConnectionCount == 0 }
-    let okPaths = (0..<options.keys).filter { SoakRoutes.kind(ofKey: $0) == .ok }.map { "/k/\($0)" }
-    let leak = URLSessionLeakProbe.measure(server: server, paths: okPaths, tasks: 3_000)
+    let leak = URLSessionLeakProbe.measureInChild(server: server, keyCount: options.keys, tasks: 3_000)
     _ = wait(seconds: 10) { server.openConnectionCount == 0 }
     let before = ProcessSample.now(since: start)
     let phase = runPhase(seconds: options.seconds, options: options, server: server, root: root, expected: expected, start: start)
@@ -350,6 +349,8 @@ func runSoak(_ options: SoakOptions) -> Int32 {
 
 // Started with `--serve`: the soak's loopback server, in a process of its own (`SoakServer`).
 SoakServer.serveIfAsked(Array(CommandLine.arguments.dropFirst()))
+// Started with `--probe`: the URLSession leak probe, in a process of its own (`URLSessionLeakProbe`).
+URLSessionLeakProbe.probeIfAsked(Array(CommandLine.arguments.dropFirst()))
 // The soak runs on a thread of its own; the main thread serves the main queue (`.mainQueue` users).
 let options = SoakOptions(arguments: Array(CommandLine.arguments.dropFirst()))
 Thread.detachNewThread {
