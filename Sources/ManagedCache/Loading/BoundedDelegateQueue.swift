@@ -72,7 +72,7 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     /// thread is waiting (on a busy machine the idle ones may all be woken and not yet running),
     /// and keeps each while work comes within 5 s. FoundationNetworking's work queue is such a
     /// queue too; with the sessions' deliveries beside it, the soak (two sessions) kept 8 to 15
-    /// overcommit threads, most of them idle, and 5 or 6 without them. The user-initiated pool is
+    /// overcommit threads, most of them idle, and 5 to 9 without them. The user-initiated pool is
     /// limited to about one thread per core (dispatch adds one when those block, in a disk
     /// stall): 2 in the soak. It is not the default-QoS pool that default-priority tasks fill;
     /// only `.high` (`.userInitiated`) tasks run on it, and on Linux `.userInteractive` work.
