@@ -107,7 +107,10 @@ final class SoakServer: Sendable {
         try? FileManager.default.removeItem(at: statsFile)
     }
 
-    func url(_ path: String) -> URL {
+    func url(_ path: String) -> URL { Self.url(port: port, path) }
+
+    /// `path` on the server listening on `port` (the probe's child knows only the port).
+    static func url(port: Int, _ path: String) -> URL {
         URL(string: "http://127.0.0.1:\(port)\(path)")!
     }
 

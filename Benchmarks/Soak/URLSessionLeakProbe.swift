@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import HeapProbe
 import ManagedCacheLocking
@@ -6,8 +7,8 @@ import ManagedCacheLocking
 import FoundationNetworking
 #endif
 
-/// What `URLSession` itself leaves on the C heap per request, measured in the same process over
-/// the same server: the soak's baseline for its memory check.
+/// What `URLSession` itself leaves on the C heap per request, measured over the same server: the
+/// soak's baseline for its memory check.
 ///
 /// Why: FoundationNetworking as shipped with Swift 6.3.1 on Linux loses a few allocations on every
 /// request (`CFURLSessionCurlHostIsEqual`, called by `_EasyHandle.set(url:)`, frees libcurl's
@@ -15,6 +16,13 @@ import FoundationNetworking
 /// fixed upstream in swift-corelibs-foundation by PR #5498). No client of `URLSession` can avoid
 /// it, and Apple's `URLSession` does not have it. The soak measures it here rather than assuming
 /// a figure, and reports the engine's growth beside it.
+///
+/// The probe runs in a child process (this program, started with `--probe`), as the server does:
+/// it measures Foundation, not the app, and its raw `URLSession` tasks driven from
+/// `concurrentPerform` leave libdispatch workers behind (default-QoS ones for the four lanes,
+/// overcommit ones for FoundationNetworking's queues, background-QoS ones for the ephemeral
+/// session's `URLCache`) that lingered into the soak's phase and its thread counts. The leak is
+/// per task and the same in any process of the same platform; the C heap is measured in the child.
 enum URLSessionLeakProbe {
     /// C-heap bytes kept per task: for tasks that run to their end, and for tasks cancelled
     /// while they run (the soak cancels about one in ten of its loads: pushed out of the loading
@@ -31,7 +39,7 @@ enum URLSessionLeakProbe {
 
     /// What plain `URLSession` tasks for `paths` (round robin, four at a time, as the soak's
     /// threads) keep on the C heap, or `nil` where the C library cannot tell (not glibc).
-    static func measure(server: SoakServer, paths: [String], tasks: Int) -> Leak? {
+    static func measure(port: Int, paths: [String], tasks: Int) -> Leak? {
         guard heap_probe_bytes_in_use() >= 0, !paths.isEmpty else { return nil }
         let ends = TaskEnds()
         let queue = OperationQueue()
@@ -49,7 +57,7 @@ enum URLSessionLeakProbe {
                 for index in stride(from: lane, to: count, by: 4) {
                     let done = DispatchSemaphore(value: 0)
                     let routes = cancelAfter == nil ? paths : stalled
-                    let task = session.dataTask(with: server.url(routes[(offset + index) % routes.count]))
+                    let task = session.dataTask(with: SoakServer.url(port: port, routes[(offset + index) % routes.count]))
                     ends.expect(task, done)
                     task.resume()
                     if let cancelAfter {
@@ -75,6 +83,40 @@ enum URLSessionLeakProbe {
         let completed = perTask(tasks, from: 240, cancelAfter: nil)
         let cancelled = perTask(tasks / 3, from: 240 + tasks, cancelAfter: 1_000)
         return Leak(perCompletedTask: completed, perCancelledTask: cancelled)
+    }
+}
+
+extension URLSessionLeakProbe {
+    /// Runs `measure` in a child process over `server`'s ok keys of `keyCount`; `nil` when the
+    /// child cannot tell (not glibc) or fails.
+    static func measureInChild(server: SoakServer, keyCount: Int, tasks: Int) -> Leak? {
+        let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        guard
+            let child = try? SpawnedProcess(
+                executable: executable, arguments: ["--probe", String(server.port), String(keyCount), String(tasks)],
+                standardOutput: .pipe)
+        else { return nil }
+        let output = String(decoding: child.readOutputToEnd(), as: UTF8.self)
+        child.waitUntilExit()
+        let words = output.split(whereSeparator: \.isWhitespace)
+        guard child.terminationStatus == 0, words.count == 3, words[0] == "leak",
+            let completed = Double(words[1]), let cancelled = Double(words[2])
+        else { return nil }
+        return Leak(perCompletedTask: completed, perCancelledTask: cancelled)
+    }
+
+    /// The child's life, when this program was started with `--probe <port> <keys> <tasks>`:
+    /// measures, prints `leak <bytes per task that ends> <bytes per task cancelled>` (or `leak
+    /// n/a`) and exits.
+    static func probeIfAsked(_ arguments: [String]) {
+        guard arguments.first == "--probe", arguments.count == 4, let port = Int(arguments[1]), let keyCount = Int(arguments[2]),
+            let tasks = Int(arguments[3])
+        else { return }
+        let paths = (0..<keyCount).filter { SoakRoutes.kind(ofKey: $0) == .ok }.map { "/k/\($0)" }
+        let leak = measure(port: port, paths: paths, tasks: tasks)
+        let line = leak.map { "leak \($0.perCompletedTask) \($0.perCancelledTask)\n" } ?? "leak n/a\n"
+        FileHandle.standardOutput.write(Data(line.utf8))
+        exit(0)
     }
 }
 

@@ -161,17 +161,6 @@ func runPhase(
                 group.leave()
             }
         }
-        let sampler = Thread {
-            EngineThreads.nameCurrentThread("soak.sampler")
-            var round = 0
-            while !stop.isSet {
-                loadingPeak.raise(to: ProcessSample.descriptors(under: root.path) ?? 0)
-                if round % 10 == 0 { threadPeaks.withLock { $0.sample() } }
-                round += 1
-                usleep(10_000)
-            }
-        }
-        sampler.start()
         let interval = seconds <= 120 ? 2.0 : 5.0
         let phaseStart = Date()
         func sample() -> ProcessSample {
@@ -181,10 +170,17 @@ func runPhase(
             sample.tasksCancelled = LoadAccounting.transfersCancelled
             return sample
         }
+        // This thread samples as well (no sampler thread of its own, which the thread counts
+        // would include): descriptors in loading/ every 10 ms, threads by name every 0.1 s, the
+        // process every `interval`.
         samples.append(sample())
+        var round = 0
         while Date().timeIntervalSince(phaseStart) < Double(seconds) {
-            usleep(UInt32(interval * 1_000_000))
-            samples.append(sample())
+            loadingPeak.raise(to: ProcessSample.descriptors(under: root.path) ?? 0)
+            if round % 10 == 0 { threadPeaks.withLock { $0.sample() } }
+            round += 1
+            usleep(10_000)
+            if Date().timeIntervalSince(phaseStart) >= interval * Double(samples.count) { samples.append(sample()) }
         }
         stop.set()
         group.wait()
@@ -227,8 +223,7 @@ func runSoak(_ options: SoakOptions) -> Int32 {
         seconds: min(3, options.seconds), options: options, server: server, root: root.appendingPathComponent("warm-up"),
         expected: expected, start: start)
     _ = wait(seconds: 10) { server.openConnectionCount == 0 }
-    let okPaths = (0..<options.keys).filter { SoakRoutes.kind(ofKey: $0) == .ok }.map { "/k/\($0)" }
-    let leak = URLSessionLeakProbe.measure(server: server, paths: okPaths, tasks: 3_000)
+    let leak = URLSessionLeakProbe.measureInChild(server: server, keyCount: options.keys, tasks: 3_000)
     _ = wait(seconds: 10) { server.openConnectionCount == 0 }
     let before = ProcessSample.now(since: start)
     let phase = runPhase(seconds: options.seconds, options: options, server: server, root: root, expected: expected, start: start)
@@ -350,10 +345,14 @@ func runSoak(_ options: SoakOptions) -> Int32 {
 
 // Started with `--serve`: the soak's loopback server, in a process of its own (`SoakServer`).
 SoakServer.serveIfAsked(Array(CommandLine.arguments.dropFirst()))
-// The soak runs on a thread of its own; the main thread serves the main queue (`.mainQueue` users).
+// Started with `--probe`: the URLSession leak probe, in a process of its own (`URLSessionLeakProbe`).
+URLSessionLeakProbe.probeIfAsked(Array(CommandLine.arguments.dropFirst()))
+// The soak runs on a thread of its own; the main thread runs its run loop, which serves the main
+// queue (`.mainQueue` users), as an app's does. (`dispatchMain()` would end the main thread and
+// leave the main queue to libdispatch's overcommit workers, threads an app does not have.)
 let options = SoakOptions(arguments: Array(CommandLine.arguments.dropFirst()))
 Thread.detachNewThread {
     EngineThreads.nameCurrentThread("soak")
     exit(runSoak(options))
 }
-dispatchMain()
+while true { _ = RunLoop.main.run(mode: .default, before: .distantFuture) }

@@ -65,9 +65,19 @@ final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     /// per core). While tasks computed without suspending, an app's or the test suite's, no chunk
     /// reached any receiver and every download of the process looked silent to the idle timeout
     /// (in CI, four to six dripping loads timed out after 2.5 s although their server sent every
-    /// 0.1 s). A serial queue runs on dispatch's overcommit pool, which adds a thread when every
-    /// other one is busy.
-    private let deliveryQueue = DispatchQueue(label: "ManagedCache.URLSessionDataLoader.delegate")
+    /// 0.1 s).
+    ///
+    /// Why it targets the user-initiated global queue: a serial queue without a target runs on
+    /// dispatch's overcommit pool, which starts a thread whenever the queue has work and no idle
+    /// thread is waiting (on a busy machine the idle ones may all be woken and not yet running),
+    /// and keeps each while work comes within 5 s. FoundationNetworking's work queue is such a
+    /// queue too; with the sessions' deliveries beside it, the soak (two sessions) kept 8 to 15
+    /// overcommit threads, most of them idle, and 5 to 9 without them. The user-initiated pool is
+    /// limited to about one thread per core (dispatch adds one when those block, in a disk
+    /// stall): 2 in the soak. It is not the default-QoS pool that default-priority tasks fill;
+    /// only `.high` (`.userInitiated`) tasks run on it, and on Linux `.userInteractive` work.
+    private let deliveryQueue = DispatchQueue(
+        label: "ManagedCache.URLSessionDataLoader.delegate", target: .global(qos: .userInitiated))
 
     override init() {
         super.init()

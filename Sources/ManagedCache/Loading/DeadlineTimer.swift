@@ -80,6 +80,24 @@ final class DeadlineTimer: Sendable {
         }
     }
 
+    /// Suspends the calling task for `seconds`, or until it is cancelled (then it returns at once).
+    ///
+    /// Why not `Task.sleep`: on Linux its wake-up runs on a libdispatch worker of the task's
+    /// QoS (a global queue's), which the engine's tasks have no other use for; the soak's retries
+    /// kept two such threads alive for the whole run. Here the timer's thread resumes the task,
+    /// which goes back to its executor (the engine's workers).
+    func sleep(seconds: Double) async {
+        let wake = SleepWake()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                guard wake.set(continuation) else { return }  // cancelled already: resumed
+                run(after: seconds) { wake.resume() }
+            }
+        } onCancel: {
+            wake.resume()
+        }
+    }
+
     /// Actions waiting for their deadlines (for the tests).
     var pendingCount: Int { state.withLock { $0.pending.count } }
 
@@ -113,5 +131,38 @@ final class DeadlineTimer: Sendable {
             _ = wakeUp.wait(timeout: next)
             state.withLock { $0.sleepingUntil = nil }
         }
+    }
+}
+
+/// The continuation of one `DeadlineTimer.sleep(seconds:)`, resumed once: by the deadline or by
+/// the cancellation, whichever comes first (the cancellation may come before the continuation).
+private final class SleepWake: Sendable {
+    private enum State {
+        case waiting
+        case suspended(CheckedContinuation<Void, Never>)
+        case resumed
+    }
+
+    private let state = Lock(State.waiting)
+
+    /// Keeps `continuation`; `false` (and resumes it) when the sleep was cancelled already.
+    func set(_ continuation: CheckedContinuation<Void, Never>) -> Bool {
+        let resumed = state.withLock { state -> Bool in
+            guard case .waiting = state else { return true }
+            state = .suspended(continuation)
+            return false
+        }
+        if resumed { continuation.resume() }
+        return !resumed
+    }
+
+    /// Resumes the sleeping task unless it has been resumed.
+    func resume() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state = .resumed }
+            guard case .suspended(let continuation) = state else { return nil }
+            return continuation
+        }
+        continuation?.resume()
     }
 }

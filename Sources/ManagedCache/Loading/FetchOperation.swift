@@ -164,7 +164,9 @@ struct FetchOperation: Sendable {
                     return .failure(Task.isCancelled ? .cancelled(.caller) : failure)
                 }
                 retries += 1
-                try? await Task.sleep(nanoseconds: UInt64(max(0, policy.retry.delay(beforeRetry: retries)) * 1e9))
+                // On the engine's timer thread (see `DeadlineTimer.sleep(seconds:)`); a cancelled
+                // load stops waiting at once, as with `Task.sleep`.
+                await DeadlineTimer.shared.sleep(seconds: max(0, policy.retry.delay(beforeRetry: retries)))
             }
         }
     }

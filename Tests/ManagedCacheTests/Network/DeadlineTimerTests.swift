@@ -74,4 +74,36 @@ import Testing
         #expect(await waitUntil { log.names == ["before", "after"] })
         #expect(timer.pendingCount == 0)
     }
+
+    @Test func aSleepEndsNoEarlierThanItsDelay() async {
+        let timer = DeadlineTimer()
+        let log = Log()
+        await timer.sleep(seconds: 0.1)
+        log.record("woke")
+        #expect((log.elapsed("woke") ?? 0) >= 0.1)
+        #expect(timer.pendingCount == 0)
+    }
+
+    @Test func aCancelledSleepEndsAtOnce() async {
+        let timer = DeadlineTimer()
+        let log = Log()
+        // Cancelled while it sleeps, and cancelled before it starts: neither waits for the deadline.
+        // (The deadline stays pending on the timer's thread, which ends once it has passed.)
+        let sleeping = Task {
+            await timer.sleep(seconds: 300)
+            log.record("woke")
+        }
+        #expect(await waitUntil { timer.pendingCount == 1 })
+        sleeping.cancel()
+        #expect(await waitUntil { log.names == ["woke"] })
+        #expect((log.elapsed("woke") ?? .infinity) < 200)
+        let cancelledFirst = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await timer.sleep(seconds: 300)
+            log.record("never slept")
+        }
+        await cancelledFirst.value
+        #expect(log.names == ["woke", "never slept"])
+        #expect(timer.pendingCount == 1)  // only the first sleep's deadline
+    }
 }
