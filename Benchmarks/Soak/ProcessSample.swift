@@ -14,8 +14,8 @@ struct ProcessSample {
     var threads: Int?
     /// The threads by name (`/proc/self/task/*/comm`), so a thread list shows whose they are.
     var threadNames: [String: Int]?
-    /// Of `threads`, the engine's own (named `MCache.…`: see `EngineThreads`).
-    var engineThreads: Int? { threadNames.map(Self.engineThreadCount) }
+    /// Of `threads`, the engine's own: those alive that the engine started (see `engineThreadCount`).
+    var engineThreads: Int?
     /// Bytes the C heap has handed out and not had back (glibc's `mallinfo2`: small blocks in use
     /// plus mmapped blocks): the live heap, apart from what `malloc` keeps in free lists.
     var heapInUseBytes: Int?
@@ -37,12 +37,12 @@ struct ProcessSample {
         return ProcessSample(
             seconds: seconds, residentBytes: statusField("VmRSS"),
             descriptors: descriptorNames?.count, runtimeEventDescriptors: descriptorNames.map(runtimeEventDescriptorCount),
-            threads: entries("/proc/self/task"), threadNames: currentThreadNames(), heapInUseBytes: heapInUse(),
-            heapFromSystemBytes: heapFromSystem())
+            threads: entries("/proc/self/task"), threadNames: currentThreadNames(), engineThreads: engineThreadCount(),
+            heapInUseBytes: heapInUse(), heapFromSystemBytes: heapFromSystem())
         #else
         return ProcessSample(
             seconds: seconds, residentBytes: nil, descriptors: nil, runtimeEventDescriptors: nil, threads: nil,
-            threadNames: nil, heapInUseBytes: nil, heapFromSystemBytes: nil)
+            threadNames: nil, engineThreads: nil, heapInUseBytes: nil, heapFromSystemBytes: nil)
         #endif
     }
 
@@ -65,9 +65,19 @@ struct ProcessSample {
         #endif
     }
 
-    /// How many of `names`' threads are the engine's own.
-    static func engineThreadCount(_ names: [String: Int]) -> Int {
-        names.reduce(0) { $1.key.hasPrefix(EngineThreads.namePrefix) ? $0 + $1.value : $0 }
+    /// How many of the process's threads alive now are the engine's own: by the kernel's
+    /// identifiers of the threads the engine started (`EngineThreads.threadIdentifiers`), not by
+    /// name. On Linux a new thread has the name of the thread that started it until it names
+    /// itself, so a libdispatch worker that FoundationNetworking starts from the engine's starter
+    /// thread shows as `MCache.starter` for a moment (Linux; `nil` elsewhere).
+    static func engineThreadCount() -> Int? {
+        #if os(Linux)
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return nil }
+        let engine = Set(EngineThreads.threadIdentifiers)
+        return tasks.reduce(0) { count, task in Int(task).map { engine.contains($0) } == true ? count + 1 : count }
+        #else
+        return nil
+        #endif
     }
 
     /// The process's threads by name now (Linux; `nil` elsewhere).
