@@ -25,6 +25,8 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         var storeSeconds = 0.0
         var storesOver10ms = 0
         var slowestStoreSeconds = 0.0
+        /// What the stores over 10 ms while filling were (see `MissAccount`).
+        var slowStores: [MissAccount] = []
         var closeSeconds = 0.0
         var trimSecondsPerFile = 0.0
         var trimStoreSeconds = 0.0
@@ -95,8 +97,8 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
     }
 
     /// One line on the slow misses of a run: how many of each kind, and the slowest of each.
-    static func describe(_ misses: [MissAccount], at size: String) -> String {
-        guard !misses.isEmpty else { return "over 1 ms at \(size): none" }
+    static func describe(_ misses: [MissAccount], over threshold: String = "1 ms", at size: String) -> String {
+        guard !misses.isEmpty else { return "over \(threshold) at \(size): none" }
         let micro: (Double) -> String = { "\(Format.number($0 * 1e6)) µs" }
         let kinds = MissAccount.Kind.allCases.compactMap { kind -> String? in
             let ofKind = misses.filter { $0.kind == kind }
@@ -105,7 +107,7 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
                 + "\(micro(slowest.runSeconds)) on the processor, \(micro(slowest.queuedSeconds)) "
                 + "queued, \(slowest.minorFaults) page faults)"
         }
-        return "over 1 ms at \(size): " + kinds.joined(separator: ", ")
+        return "over \(threshold) at \(size): " + kinds.joined(separator: ", ")
     }
 
     /// The calling thread's own accounts so far: its context switches and page faults
@@ -149,6 +151,16 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         }
     }
 
+    /// The calling thread's `schedstat` file, opened for `ThreadAccount.now(schedstat:)` (-1 where
+    /// there is none).
+    static func openSchedstat() -> Int32 {
+        #if os(Linux)
+        return open("/proc/thread-self/schedstat", O_RDONLY)  // portability-lint: allow Linux only
+        #else
+        return -1
+        #endif
+    }
+
     /// How many trim passes the per-file row times: two rounds of the ten slices.
     private static let trimPasses = 20
 
@@ -190,7 +202,9 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
                 notes: [
                     "stores over 10 ms while filling: \(small.storesOver10ms) at \(names.0), \(large.storesOver10ms) at \(names.1); "
                         + "the slowest: \(Format.seconds(small.slowestStoreSeconds)) at \(names.0), "
-                        + "\(Format.seconds(large.slowestStoreSeconds)) at \(names.1)"
+                        + "\(Format.seconds(large.slowestStoreSeconds)) at \(names.1)",
+                    Self.describe(small.slowStores, over: "10 ms", at: names.0),
+                    Self.describe(large.slowStores, over: "10 ms", at: names.1),
                 ]),
             row("closing after the fill", { $0.closeSeconds }, write: Format.seconds, target: "—", met: nil),
             row(
@@ -263,15 +277,25 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         let body = Data(repeating: 0x5A, count: 256)
         do {
             let cache = try BigFileCache(directory: directory)
-            let start = Stopwatch.now()
+            let schedstat = Self.openSchedstat()
+            defer { if schedstat >= 0 { close(schedstat) } }
+            var storing = 0.0
             for index in 0..<count {
+                // The thread's accounts before each store, outside the timed part: a store over
+                // 10 ms is told apart as a slow miss is (`classify`).
+                let before = ThreadAccount.now(schedstat: schedstat)
                 let storeStart = Stopwatch.now()
                 try cache.store(body, forKey: FileCacheFixture.key(index))
                 let seconds = Stopwatch.seconds(since: storeStart)
-                if seconds > 0.010 { figures.storesOver10ms += 1 }
+                storing += seconds
+                if seconds > 0.010 {
+                    figures.storesOver10ms += 1
+                    figures.slowStores.append(
+                        Self.classify(seconds: seconds, before: before, after: ThreadAccount.now(schedstat: schedstat)))
+                }
                 figures.slowestStoreSeconds = max(figures.slowestStoreSeconds, seconds)
             }
-            figures.storeSeconds = Stopwatch.seconds(since: start) / Double(count)
+            figures.storeSeconds = storing / Double(count)
             let closeStart = Stopwatch.now()
             cache.close()
             figures.closeSeconds = Stopwatch.seconds(since: closeStart)
@@ -288,11 +312,7 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
             var index = 0
             // The thread's run-queue accounts, opened once: read before and after every miss,
             // outside the timed part.
-            #if os(Linux)
-            let schedstat = open("/proc/thread-self/schedstat", O_RDONLY)  // portability-lint: allow Linux only
-            #else
-            let schedstat: Int32 = -1
-            #endif
+            let schedstat = Self.openSchedstat()
             defer { if schedstat >= 0 { close(schedstat) } }
             while cache.isOpening || misses.isEmpty {
                 let key = "absent-\(index)"
