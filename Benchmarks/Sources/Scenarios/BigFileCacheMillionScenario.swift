@@ -25,8 +25,8 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         var storeSeconds = 0.0
         var storesOver10ms = 0
         var slowestStoreSeconds = 0.0
-        /// What the stores over 10 ms while filling were (see `MissAccount`).
-        var slowStores: [MissAccount] = []
+        /// What the stores over 10 ms while filling were (see `SlowCall`).
+        var slowStores: [SlowCall] = []
         var closeSeconds = 0.0
         var trimSecondsPerFile = 0.0
         var trimStoreSeconds = 0.0
@@ -50,14 +50,14 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         var openingMissMedianSeconds = 0.0
         var openingMissSlowestSeconds = 0.0
         var openingMisses = 0
-        /// What the misses over 1 ms were, one `MissAccount` each: whether the thread blocked,
+        /// What the misses over 1 ms were, one `SlowCall` each: whether the thread blocked,
         /// waited for a processor, or had its time taken outside the system (see `classify`).
-        var slowOpeningMisses: [MissAccount] = []
+        var slowOpeningMisses: [SlowCall] = []
     }
 
-    /// Where the wall time of one miss went, from the thread's own accounts before and after it
-    /// (`ThreadAccount`).
-    struct MissAccount {
+    /// Where the wall time of one slow call (a miss over 1 ms, a store over 10 ms) went, from the
+    /// thread's own accounts before and after it (`ThreadAccount`).
+    struct SlowCall {
         enum Kind: String, CaseIterable {
             /// The thread gave the processor up (a lock, a read): the miss waited for something.
             case blocked = "blocked"
@@ -77,11 +77,11 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         var minorFaults: Int
     }
 
-    /// `MissAccount` from the two accounts around a miss of `seconds`.
-    static func classify(seconds: Double, before: ThreadAccount, after: ThreadAccount) -> MissAccount {
+    /// `SlowCall` from the two accounts around a call of `seconds`.
+    static func classify(seconds: Double, before: ThreadAccount, after: ThreadAccount) -> SlowCall {
         let run = Double(after.runNanoseconds - before.runNanoseconds) / 1e9
         let queued = Double(after.queuedNanoseconds - before.queuedNanoseconds) / 1e9
-        let kind: MissAccount.Kind
+        let kind: SlowCall.Kind
         if after.voluntarySwitches > before.voluntarySwitches {
             kind = .blocked
         } else if after.involuntarySwitches > before.involuntarySwitches || queued > seconds / 4 {
@@ -91,17 +91,16 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         } else {
             kind = .running
         }
-        return MissAccount(
+        return SlowCall(
             kind: kind, seconds: seconds, runSeconds: run, queuedSeconds: queued,
             minorFaults: after.minorFaults - before.minorFaults)
     }
 
-    /// One line on the slow misses of a run: how many of each kind, and the slowest of each.
-    static func describe(_ misses: [MissAccount], over threshold: String = "1 ms", at size: String) -> String {
-        guard !misses.isEmpty else { return "over \(threshold) at \(size): none" }
-        let micro: (Double) -> String = { "\(Format.number($0 * 1e6)) µs" }
-        let kinds = MissAccount.Kind.allCases.compactMap { kind -> String? in
-            let ofKind = misses.filter { $0.kind == kind }
+    /// One line on the slow calls of a run: how many of each kind, and the slowest of each.
+    static func describe(_ calls: [SlowCall], over threshold: String = "1 ms", at size: String) -> String {
+        guard !calls.isEmpty else { return "over \(threshold) at \(size): none" }
+        let kinds = SlowCall.Kind.allCases.compactMap { kind -> String? in
+            let ofKind = calls.filter { $0.kind == kind }
             guard let slowest = ofKind.max(by: { $0.seconds < $1.seconds }) else { return nil }
             return "\(ofKind.count) \(kind.rawValue) (the slowest \(micro(slowest.seconds)): "
                 + "\(micro(slowest.runSeconds)) on the processor, \(micro(slowest.queuedSeconds)) "
@@ -135,11 +134,22 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
                 account.minorFaults = usage.ru_minflt
             }
             if schedstat >= 0 {
-                var buffer = [UInt8](repeating: 0, count: 96)
-                let count = buffer.withUnsafeMutableBytes { pread(schedstat, $0.baseAddress, $0.count, 0) }
-                if count > 0 {
-                    let fields = String(decoding: buffer[..<count], as: UTF8.self).split(separator: " ")
-                    if fields.count >= 2 { account.queuedNanoseconds = Int64(fields[1]) ?? 0 }
+                // On the stack, parsed in place: sampled around every store of a million, so no
+                // allocation of its own beside the heap being measured.
+                account.queuedNanoseconds = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 96) { buffer in
+                    let count = pread(schedstat, buffer.baseAddress, buffer.count, 0)
+                    // "<on the processor> <in the run queue> <time slices>": the second number.
+                    var field = 0
+                    var value: Int64 = 0
+                    for byte in buffer.prefix(max(count, 0)) {
+                        if byte == UInt8(ascii: " ") {
+                            if field == 1 { break }
+                            field += 1
+                        } else if field == 1, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+                        }
+                    }
+                    return value
                 }
             }
             var cpu = timespec()
@@ -161,6 +171,9 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
         #endif
     }
 
+    /// Seconds written in microseconds, as the rows and notes give short times.
+    static func micro(_ seconds: Double) -> String { "\(Format.number(seconds * 1e6)) µs" }
+
     /// How many trim passes the per-file row times: two rounds of the ten slices.
     private static let trimPasses = 20
 
@@ -180,7 +193,7 @@ struct BigFileCacheMillionScenario: BenchmarkScenario {
                 notes: notes)
         }
         let perEntry: (Double) -> String = { "\(Format.number($0)) B" }
-        let micro: (Double) -> String = { "\(Format.number($0 * 1e6)) µs" }
+        let micro = Self.micro
         return [
             row(
                 "index memory an entry (a fresh process's resident memory once opened, less the same with an empty cache)",
