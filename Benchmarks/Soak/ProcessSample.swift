@@ -14,7 +14,7 @@ struct ProcessSample {
     var threads: Int?
     /// The threads by name (`/proc/self/task/*/comm`), so a thread list shows whose they are.
     var threadNames: [String: Int]?
-    /// Of `threads`, the engine's own: those alive that the engine started (see `engineThreadCount`).
+    /// Of `threads`, the engine's own: those alive that the engine started (see `ThreadCensus`).
     var engineThreads: Int?
     /// Bytes the C heap has handed out and not had back (glibc's `mallinfo2`: small blocks in use
     /// plus mmapped blocks): the live heap, apart from what `malloc` keeps in free lists.
@@ -32,12 +32,14 @@ struct ProcessSample {
     static func now(since start: Date) -> ProcessSample {
         let seconds = Date().timeIntervalSince(start)
         #if os(Linux)
-        // One listing for both counts, so that the engine's share is of one moment.
+        // One listing for both counts, so that the engine's share is of one moment (the threads'
+        // census too).
         let descriptorNames = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
+        let threads = threadCensus()
         return ProcessSample(
             seconds: seconds, residentBytes: statusField("VmRSS"),
             descriptors: descriptorNames?.count, runtimeEventDescriptors: descriptorNames.map(runtimeEventDescriptorCount),
-            threads: entries("/proc/self/task"), threadNames: currentThreadNames(), engineThreads: engineThreadCount(),
+            threads: threads?.count, threadNames: threads?.names, engineThreads: threads?.engine,
             heapInUseBytes: heapInUse(), heapFromSystemBytes: heapFromSystem())
         #else
         return ProcessSample(
@@ -65,31 +67,30 @@ struct ProcessSample {
         #endif
     }
 
-    /// How many of the process's threads alive now are the engine's own: by the kernel's
-    /// identifiers of the threads the engine started (`EngineThreads.threadIdentifiers`), not by
-    /// name. On Linux a new thread has the name of the thread that started it until it names
+    /// The process's threads at one moment: how many, how many of each name
+    /// (`/proc/self/task/*/comm`), and how many are the engine's own. The engine's are told by the
+    /// kernel's identifiers of the threads it started (`EngineThreads.threadIdentifiers`), not by
+    /// name: on Linux a new thread has the name of the thread that started it until it names
     /// itself, so a libdispatch worker that FoundationNetworking starts from the engine's starter
-    /// thread shows as `MCache.starter` for a moment (Linux; `nil` elsewhere).
-    static func engineThreadCount() -> Int? {
+    /// thread shows as `MCache.starter` for a moment.
+    struct ThreadCensus {
+        var count = 0
+        var names: [String: Int] = [:]
+        var engine = 0
+    }
+
+    /// The threads now, from one listing of `/proc/self/task` (Linux; `nil` elsewhere).
+    static func threadCensus() -> ThreadCensus? {
         #if os(Linux)
         guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return nil }
         let engine = Set(EngineThreads.threadIdentifiers)
-        return tasks.reduce(0) { count, task in Int(task).map { engine.contains($0) } == true ? count + 1 : count }
-        #else
-        return nil
-        #endif
-    }
-
-    /// The process's threads by name now (Linux; `nil` elsewhere).
-    static func currentThreadNames() -> [String: Int]? {
-        #if os(Linux)
-        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return nil }
-        var names: [String: Int] = [:]
+        var census = ThreadCensus(count: tasks.count)
         for task in tasks {
+            if Int(task).map(engine.contains) == true { census.engine += 1 }
             guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8) else { continue }
-            names[comm.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += 1
+            census.names[comm.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += 1
         }
-        return names
+        return census
         #else
         return nil
         #endif
@@ -114,10 +115,6 @@ struct ProcessSample {
             let isEvent = ["anon_inode:[eventfd]", "anon_inode:[timerfd]", "anon_inode:[eventpoll]"].contains(target)
             return isEvent ? count + 1 : count
         }
-    }
-
-    private static func entries(_ path: String) -> Int? {
-        (try? FileManager.default.contentsOfDirectory(atPath: path)).map(\.count)
     }
 
     /// A `kB` field of `/proc/self/status`, in bytes.

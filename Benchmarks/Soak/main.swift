@@ -87,10 +87,9 @@ struct ThreadPeaks {
 
     /// Counts in the threads running now.
     mutating func sample() {
-        guard let names = ProcessSample.currentThreadNames(), let engine = ProcessSample.engineThreadCount() else { return }
-        let total = names.values.reduce(0, +)
-        if total > self.total { (self.total, namesAtTotal) = (total, names) }
-        if engine > self.engine { (self.engine, namesAtEngine) = (engine, names) }
+        guard let census = ProcessSample.threadCensus() else { return }
+        if census.count > total { (total, namesAtTotal) = (census.count, census.names) }
+        if census.engine > engine { (engine, namesAtEngine) = (census.engine, census.names) }
     }
 }
 
