@@ -23,8 +23,8 @@ extension ObjectManager {
             isAwaiting: false)
         manage(
             call, decoder: user.objectDecoder, link: { MainActorUserLink(user, wantsPreviews: wantsPreviews) },
-            deliverHit: { event, request in
-                user.receive(event, request: request)
+            deliverHit: { object, request in
+                user.receiveMemoryHit(object, request: request)
             })
     }
 

@@ -305,8 +305,8 @@ extension ObjectManager {
             isAwaiting: isAwaiting)
         manage(
             call, decoder: user.objectDecoder, link: { ThreadSafeUserLink(user, delivery: delivery, wantsPreviews: wantsPreviews) },
-            deliverHit: { event, request in
-                user.receive(event, request: request)
+            deliverHit: { object, request in
+                user.receiveMemoryHit(object, request: request)
             })
     }
 
@@ -317,7 +317,7 @@ extension ObjectManager {
     /// The algorithm, one step per line (each step is a function below):
     func manage<Decoder: ObjectDecoding>(
         _ call: ManageCall, decoder: Decoder, link makeLink: @Sendable () -> any UserLink,
-        deliverHit: (UserEvent, ObjectRequest) -> Void
+        deliverHit: (any Sendable, ObjectRequest) -> Void
     ) {
         let identifier = decoder.identifier
         let key = call.request.objectKey(variant: identifier)
@@ -392,7 +392,7 @@ extension ObjectManager {
     /// the main queue), else through the main queue.
     private func deliverMemoryHit<Decoder: ObjectDecoding>(
         _ cached: CachedObject, _ call: ManageCall, key: ObjectKey, policy: LoadPolicy, decoder: Decoder,
-        identifier: String, link makeLink: @Sendable () -> any UserLink, deliverHit: (UserEvent, ObjectRequest) -> Void
+        identifier: String, link makeLink: @Sendable () -> any UserLink, deliverHit: (any Sendable, ObjectRequest) -> Void
     ) {
         let onThisThread = call.delivery == .immediate || MainQueue.isCurrent
         let now = configuration.failureClock()
@@ -411,13 +411,13 @@ extension ObjectManager {
             })
         guard let attached else {
             // Left to the lock's holder, which attaches the user; the hit is answered now all the same.
-            if onThisThread { deliverHit(.ready(cached.object, .memory), call.request) }
+            if onThisThread { deliverHit(cached.object, call.request) }
             return
         }
         if onThisThread {
             // Most hits have nothing else to do: no call for them (a hot path, `manage-hit`).
             if !work.isEmpty || !attached.starts.isEmpty { performer.perform(work, handingOff: attached.starts) }
-            deliverHit(.ready(cached.object, .memory), call.request)
+            deliverHit(cached.object, call.request)
         } else {
             work.deliveries.append(PendingDelivery(to: attached.result, key: key, event: .ready(cached.object, .memory)))
             performer.perform(work, handingOff: attached.starts)

@@ -146,4 +146,12 @@ extension MainActorObjectUser {
             failed: { managedObjectFailed($0, request: request) }, progress: { managedObjectProgress($0, request: request) },
             preview: { managedObjectPreview($0, request: request) })
     }
+
+    /// `receive(.ready(object, .memory), request:)` without making the event (see
+    /// `ManagedObjectUser.receiveMemoryHit`).
+    func receiveMemoryHit(_ object: any Sendable, request: ObjectRequest) {
+        pass(
+            object, as: Decoder.Object.self, to: { managedObjectReady($0, origin: .memory, freshness: .current, request: request) },
+            otherwise: { managedObjectFailed($0, request: request) })
+    }
 }
