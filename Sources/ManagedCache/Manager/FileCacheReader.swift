@@ -237,7 +237,7 @@ final class FileCacheReader: Sendable {
     /// too (a `cacheInFile == false` load, say), unless `missingBytesFail`: a prefetch that
     /// reports says so, since a pinned commit over the quota is refused and leaves nothing.
     func pinIfPolicyAsks(_ request: ObjectRequest, missingBytesFail: Bool = false) -> FileCacheError? {
-        guard configuration.policy.applying(request.policy).pinsInFileCache else { return nil }
+        guard request.policy(over: configuration.policy).pinsInFileCache else { return nil }
         guard let fileCache else { return .pinningUnsupported }
         do {
             _ = try fileCache.pin(forKey: request.dataKey)

@@ -1357,7 +1357,7 @@ extension LoadCore {
         while state.runningPrefetches < limit, let item = state.prefetchQueue.popNext() {
             let dataKey = item.request.dataKey
             let identity = item.identity
-            let policy = configuration.policy.applying(item.request.policy)
+            let policy = item.request.policy(over: configuration.policy)
             guard let decoder = item.decoder else {
                 let failure = state.failures.failure(forDataKey: dataKey, now: state.now)
                 if _answerFromFailureMemory(failure, identity, policy: policy, in: &state) { continue }

@@ -185,7 +185,7 @@ extension ObjectManager {
         // already cached are pinned once its outcome is known.
         let batch =
             batch
-            ?? (requests.contains { configuration.policy.applying($0.policy).pinsInFileCache }
+            ?? (requests.contains { $0.policy(over: configuration.policy).pinsInFileCache }
                 ? makeBatch(requests, progress: nil, completion: { _ in }) : nil)
         // Asked before the lock: the loader is the app's code, which no section calls.
         let unloadable = requests.map { request -> String? in

@@ -166,7 +166,7 @@ extension ObjectManager {
             failing(.invalidRequest(reason: "pinned without toFileCache"))
             return nil
         }
-        let policy = configuration.policy.applying(request.policy)
+        let policy = request.policy(over: configuration.policy)
         var plan = StorePlan(
             key: key, policy: policy, fileKey: decoder.storesVariant ? key.variantFileKey : key.dataKey,
             asksForFile: toFileCache, writesFile: toFileCache && policy.cacheInFile && fileCache != nil)

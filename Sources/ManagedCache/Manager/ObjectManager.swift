@@ -321,7 +321,7 @@ extension ObjectManager {
     ) {
         let identifier = decoder.identifier
         let key = call.request.objectKey(variant: identifier)
-        let policy = configuration.policy.applying(call.request.policy)
+        let policy = call.request.policy(over: configuration.policy)
         // 1. A fresh memory hit is attached and delivered at once (on this thread when allowed).
         let cached = policy.cacheInMemory ? memoryCache.value(forKey: key) : nil
         if let cached, cached.isFresh(policy: policy.freshness) {

@@ -61,10 +61,14 @@ public struct ObjectRequest: Sendable, Hashable {
         let fields: Fields
         let dataKey: String
         let dataKeyHash: Int
+        /// Whether `fields.policy` overrides anything: most requests override nothing, and
+        /// applying empty overrides copied the manager's whole policy on every `manage`.
+        let overridesPolicy: Bool
 
         /// `keyOf`: a box whose key fields are the same as these (only the policy changed).
         init(_ fields: Fields, keyOf sameKey: Storage? = nil) {
             self.fields = fields
+            overridesPolicy = fields.policy != PolicyOverrides()
             if let sameKey {
                 dataKey = sameKey.dataKey
                 dataKeyHash = sameKey.dataKeyHash
@@ -116,6 +120,11 @@ public struct ObjectRequest: Sendable, Hashable {
     /// another request's key-header suffix. Printable ASCII oids and URLs without a backslash are
     /// used as they are. Computed once per request value.
     public var dataKey: String { storage.dataKey }
+
+    /// `base` with this request's policy overrides applied (`base` itself when it has none).
+    func policy(over base: LoadPolicy) -> LoadPolicy {
+        storage.overridesPolicy ? base.applying(storage.fields.policy) : base
+    }
 
     /// The key of the object `decoder` makes from this request's bytes.
     package func objectKey(variant: String) -> ObjectKey {
