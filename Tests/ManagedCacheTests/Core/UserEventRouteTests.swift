@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ManagedCache
@@ -31,5 +32,31 @@ import Testing
             (.preview(7), routed(.preview(7), as: Shape.self), ""),
         ]
         for row in table { #expect(row.got == row.expected, "\(row.event)") }
+    }
+
+    /// Decodes nothing: the objects of these tests are put in the memory cache directly.
+    struct ShapeDecoder: ObjectDecoding {
+        var identifier: String { "test.shape" }
+        func decode(_ data: LoadedData) throws -> Shape { Shape() }
+    }
+
+    /// A memory hit reaches the user inside `manage` without an event (`receiveMemoryHit`), by the
+    /// same rules: its exact type and a subclass's instance as the object, another type as
+    /// `.decodingFailed` (two decoders sharing an identifier).
+    @Test func aMemoryHitReachesTheUserAsItsTypeAllows() {
+        let manager = makeScriptedManager(loader: ScriptedDataLoader())
+        let decoder = ShapeDecoder()
+        let cached: [(path: String, object: any Sendable)] = [("exact", Shape()), ("subclass", Circle()), ("other", "text")]
+        for (path, object) in cached {
+            let key = ObjectKey(dataKey: request("hit/\(path)").dataKey, variant: decoder.identifier)
+            manager.memoryCache.setValue(CachedObject(object: object, freshness: nil, cost: 1), forKey: key, cost: 1)
+        }
+        let users = cached.map { RecordingUser(request("hit/\($0.path)"), decoder: decoder) }
+        for user in users { manager.manage(user) }
+        #expect(users[0].objects.map { String(describing: type(of: $0)) } == ["Shape"])
+        #expect(users[0].origins == [.memory])
+        #expect(users[1].objects.map { String(describing: type(of: $0)) } == ["Circle"])
+        #expect(users[2].objects.isEmpty)
+        #expect(users[2].errors.map(\.kind) == [.decoding])
     }
 }

@@ -142,6 +142,15 @@ import Testing
         manager.staleIfError = .fromServer(defaultMaximumStaleness: 86_400)
         #expect(manager.applying(PolicyOverrides()).staleIfError == .fromServer(defaultMaximumStaleness: 86_400))
         #expect(manager.applying(PolicyOverrides(staleIfError: .never)).staleIfError == .never)
+        // A request's overrides, set at creation or later, and cleared again.
+        var request = ObjectRequest(url: URL(string: "https://example.com/a")!)
+        #expect(request.policy(over: manager).staleIfError == .fromServer(defaultMaximumStaleness: 86_400))
+        request.policy.staleIfError = .never
+        #expect(request.policy(over: manager).staleIfError == .never)
+        request.policy = PolicyOverrides()
+        #expect(request.policy(over: manager).staleIfError == .fromServer(defaultMaximumStaleness: 86_400))
+        let created = ObjectRequest(url: URL(string: "https://example.com/b")!, policy: PolicyOverrides(staleIfError: .never))
+        #expect(created.policy(over: manager).staleIfError == .never)
     }
 }
 
