@@ -400,7 +400,7 @@ extension LoadCore {
         // to a deallocated object that had the same address: replaced, it stays in its handler's
         // list until the next sweep, which it brings closer (taking it out now would scan that
         // list on every such `manage`).
-        var record = state.attachments[call.userID]
+        var record = state.attachments[UserKey(call.userID)]
         if let existing = record {
             if !existing.isAlive {
                 state.sweep.replacedRecords += 1
@@ -1546,9 +1546,9 @@ extension LoadCore {
                 retired.append(handler)
             }
         }
-        while examined < budget, let identifier = state.sweep.nextAttachment() {
+        while examined < budget, let user = state.sweep.nextAttachment() {
             examined += 1
-            if state.attachments[identifier]?.isAlive == false, let record = state._removeAttachment(of: identifier) {
+            if state.attachments[user]?.isAlive == false, let record = state._removeAttachment(of: user.identifier) {
                 retired.append(record)
             }
         }

@@ -6,7 +6,7 @@ import Foundation
 struct ManagerState {
     var handlers: [ObjectKey: ObjectHandler] = [:]
     var fetches: [String: FetchRecord] = [:]
-    var attachments: [ObjectIdentifier: Attachment] = [:]
+    var attachments: [UserKey: Attachment] = [:]
     /// The currencies of `attachments`' records, reachable without this lock (see
     /// `AttachmentCurrencies`); kept in step with `attachments` by `_insertAttachment` and
     /// `_removeAttachment`.
@@ -49,13 +49,13 @@ struct ManagerState {
 
     /// Puts `record` in the table of users, as its user's.
     mutating func _insertAttachment(_ record: Attachment) {
-        attachments[record.userID] = record
+        attachments[UserKey(record.userID)] = record
         currencies.register(record)
     }
 
     /// Takes the record of `userID` out of the table of users and retires it.
     mutating func _removeAttachment(of userID: ObjectIdentifier) -> Attachment? {
-        guard let record = attachments.removeValue(forKey: userID) else { return nil }
+        guard let record = attachments.removeValue(forKey: UserKey(userID)) else { return nil }
         record.retire()
         currencies.unregister(record)
         return record
@@ -72,6 +72,33 @@ struct ManagerState {
     mutating func _makeIdentifier() -> UInt64 {
         defer { nextIdentifier &+= 1 }
         return nextIdentifier
+    }
+}
+
+// MARK: - The table of users' key
+
+/// A user's identity as the key of the table of users (`ManagerState.attachments`), hashed
+/// without a `Hasher`: `ObjectIdentifier`'s own hash runs SipHash over the address on every
+/// lookup, a twentieth of a `manage` memory hit, where an object's address needs only spreading
+/// over the table's buckets. Addresses are not chosen by anyone who could aim at one bucket.
+struct UserKey: Hashable {
+    let identifier: ObjectIdentifier
+
+    init(_ identifier: ObjectIdentifier) {
+        self.identifier = identifier
+    }
+
+    /// The address through a 64-bit finalizer (two multiplications, three shifts: every bit of
+    /// the address reaches the low bits the table's buckets read, which an address alone leaves
+    /// zero), mixed with the table's seed.
+    func _rawHashValue(seed: Int) -> Int {
+        var bits = UInt64(UInt(bitPattern: Int(bitPattern: identifier)))
+        bits ^= bits >> 33
+        bits &*= 0xFF51_AFD7_ED55_8CCD
+        bits ^= bits >> 33
+        bits &*= 0xC4CE_B9FE_1A85_EC53
+        bits ^= bits >> 33
+        return Int(truncatingIfNeeded: bits) ^ seed
     }
 }
 
@@ -134,7 +161,7 @@ struct TableSweep {
     private(set) var isHelped = false
     /// The keys of the sweep under way still to examine; both empty when no sweep runs.
     private var handlersToExamine: [ObjectKey] = []
-    private var attachmentsToExamine: [ObjectIdentifier] = []
+    private var attachmentsToExamine: [UserKey] = []
 
     /// Whether a sweep is under way: some of its keys are still to examine.
     var isSweeping: Bool { !hasExaminedAll }
@@ -164,7 +191,7 @@ struct TableSweep {
     mutating func unschedule() { isScheduled = false }
 
     /// Idle or scheduled → sweeping the entries of these keys.
-    mutating func begin(handlers: [ObjectKey], attachments: [ObjectIdentifier]) {
+    mutating func begin(handlers: [ObjectKey], attachments: [UserKey]) {
         handlersToExamine = handlers
         attachmentsToExamine = attachments
         replacedRecords = 0
@@ -174,7 +201,7 @@ struct TableSweep {
     mutating func nextHandler() -> ObjectKey? { handlersToExamine.popLast() }
 
     /// The next attachment to examine, if any.
-    mutating func nextAttachment() -> ObjectIdentifier? { attachmentsToExamine.popLast() }
+    mutating func nextAttachment() -> UserKey? { attachmentsToExamine.popLast() }
 
     /// Whether every key of the sweep under way has been examined.
     var hasExaminedAll: Bool { handlersToExamine.isEmpty && attachmentsToExamine.isEmpty }

@@ -68,7 +68,7 @@ import Testing
         holding.release()
         #expect(await waitUntil { manager.statistics.deferredCalls == 1 })
         #expect(manager.statistics.memoryHits == 1)
-        #expect(manager.state.withLock { $0.attachments[ObjectIdentifier(user)]?.key.dataKey } == request("a").dataKey)
+        #expect(manager.state.withLock { $0.attachments[UserKey(ObjectIdentifier(user))]?.key.dataKey } == request("a").dataKey)
         #expect(user.finalCallbackCount == 1)
         _ = first
     }
@@ -113,7 +113,7 @@ import Testing
         manager.manage(user)
         #expect(await waitUntil { loader.activeCount("slow") == 1 })
         let id = ObjectIdentifier(user)
-        let earlier = manager.state.withLock { state in state.attachments[id].map { ($0.currency, $0.attachment) } }
+        let earlier = manager.state.withLock { state in state.attachments[UserKey(id)].map { ($0.currency, $0.attachment) } }
         let holding = MutexHolder(manager.state)
         defer { holding.release() }
         user.setRequest(request("a"))
@@ -148,7 +148,7 @@ import Testing
         #expect(user.origins == [.memory])
         holding.release()
         #expect(await waitUntil { manager.statistics.deferredCalls == 2 })
-        #expect(manager.state.withLock { $0.attachments[ObjectIdentifier(user)]?.key.dataKey } == request("a").dataKey)
+        #expect(manager.state.withLock { $0.attachments[UserKey(ObjectIdentifier(user))]?.key.dataKey } == request("a").dataKey)
         loader.release("b")
         #expect(await waitUntil { manager.activeLoadCount == 0 })
         #expect(user.objects.map(\.text) == ["A"])
@@ -172,7 +172,7 @@ import Testing
         }
         holding.release()
         #expect(await waitUntil { unmanaged.withLock { $0 } })
-        #expect(manager.state.withLock { $0.attachments[ObjectIdentifier(user)] } == nil)
+        #expect(manager.state.withLock { $0.attachments[UserKey(ObjectIdentifier(user))] } == nil)
         loader.release("b")
         #expect(await waitUntil { manager.activeLoadCount == 0 })
         #expect(user.finalCallbackCount == 0)
