@@ -12,6 +12,9 @@ if let childArguments = options.streamingChild {
 if let childArguments = options.openingChild {
     exit(BigFileCacheOpeningChild(arguments: childArguments).run())
 }
+if let sides = options.networkSide {
+    exit(NetworkThroughputScenario.runSides(sides, quick: options.quick, rounds: options.rounds))
+}
 let runner = BenchmarkRunner(
     options: options,
     scenarios: [

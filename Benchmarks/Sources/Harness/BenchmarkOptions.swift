@@ -11,6 +11,11 @@ struct BenchmarkOptions: Sendable {
     var streamingChild: [String: String]?
     /// Set when this process is the million-entry scenario's opening child: its `key=value` arguments.
     var openingChild: [String: String]?
+    /// Set by `--network-side NAMES`: run only those sides of the `network` scenario (names
+    /// separated by commas), for a profiler or a closer comparison, instead of the scenarios.
+    var networkSide: String?
+    /// `--rounds N`: the measured rounds of `--network-side` (default 1).
+    var rounds = 1
     /// `--help` was given.
     var wantsHelp = false
 
@@ -23,6 +28,10 @@ struct BenchmarkOptions: Sendable {
                 quick = true
             case "--help", "-h":
                 wantsHelp = true
+            case "--network-side":
+                networkSide = remaining.popFirst() ?? ""
+            case "--rounds":
+                rounds = max(1, remaining.popFirst().flatMap { Int($0) } ?? 1)
             case MemoryFootprintChild.flag, StreamingMemoryChild.flag, BigFileCacheOpeningChild.flag:
                 var values: [String: String] = [:]
                 for pair in remaining {
@@ -46,5 +55,8 @@ struct BenchmarkOptions: Sendable {
         usage: swift run -c release ManagedCacheBenchmarks [filter] [--quick]
           filter   run only scenarios whose identifier contains it (e.g. memory-cache, network, scroll)
           --quick  fewer repetitions and smaller workloads
+          --network-side SIDES  run only these sides of `network` (manager, session, loader,
+                   streaming; comma-separated) after one warm-up round, for a profiler
+          --rounds N  measured rounds of --network-side (default 1)
         """
 }

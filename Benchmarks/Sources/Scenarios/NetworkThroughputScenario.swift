@@ -88,6 +88,50 @@ struct NetworkThroughputScenario: BenchmarkScenario {
         ]
     }
 
+    /// Runs the sides `--network-side` names (comma-separated), one warm-up round and then
+    /// `rounds` measured ones, rotating which goes first, and prints each side's rates: a process
+    /// a profiler can count with the other sides absent, or a closer look at two of them.
+    /// Returns the exit status.
+    static func runSides(_ list: String, quick: Bool, rounds: Int) -> Int32 {
+        let known: [String: ([URL], ConcurrentFetcher) throws -> Double] = [
+            "manager": managerThroughput, "session": sessionThroughput, "loader": loaderThroughput,
+            "streaming": streamingThroughput,
+        ]
+        let names = list.split(separator: ",").map(String.init)
+        guard !names.isEmpty, names.allSatisfy({ known[$0] != nil }) else {
+            print("unknown side in '\(list)'; sides: \(known.keys.sorted().joined(separator: ", "))")
+            return 1
+        }
+        do {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            let body = Data((0..<objectSize).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            server.setFallback { request in request.path.hasPrefix("/objects/") ? .ok(body) : nil }
+            let objects = quick ? 600 : 2_000
+            let fetcher = ConcurrentFetcher(concurrency: concurrency)
+            var rates = [String: [Double]]()
+            for round in 0...rounds {
+                for offset in names.indices {
+                    let name = names[(round + offset) % names.count]
+                    let urls = (0..<objects).map { server.url("/objects/\(name)/\(round)/\($0).bin") }
+                    let rate = try known[name]!(urls, fetcher)
+                    if round > 0 { rates[name, default: []].append(rate) }  // round 0 warms up
+                }
+            }
+            for name in names {
+                let sorted = rates[name, default: []].sorted()
+                let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+                print(
+                    "\(name): median \(Format.number(median))/s of \(sorted.count), \(objects) objects each: "
+                        + rates[name, default: []].map { Format.number($0) }.joined(separator: " "))
+            }
+            return 0
+        } catch {
+            print("\(list): \(error)")
+            return 1
+        }
+    }
+
     /// Objects per second through a new manager with the default loader and no file cache.
     static func managerThroughput(_ urls: [URL], _ fetcher: ConcurrentFetcher) throws -> Double {
         let manager = ObjectManager()
