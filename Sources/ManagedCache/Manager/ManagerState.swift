@@ -16,7 +16,7 @@ struct ManagerState {
     /// The reporting prefetches waiting for outcomes (`prefetchAndWait`, `prefetch(…completion:)`).
     var prefetchWatch = PrefetchWatch()
     var runningPrefetches = 0
-    var failures = FailureMemory()
+    var failures: FailureMemory
     var statistics = ManagerStatistics()
     var nextIdentifier: UInt64 = 1
     /// The time of the event being decided, on the failure memory's clock: set by
@@ -41,10 +41,11 @@ struct ManagerState {
 
     init(
         loadingBufferSize: Int, pushOut: any LoadingBufferPushOutPolicy = LowestPriorityThenOldest(),
-        currencies: AttachmentCurrencies = AttachmentCurrencies()
+        currencies: AttachmentCurrencies = AttachmentCurrencies(), refusalHints: RefusalHints = RefusalHints()
     ) {
         loadingBuffer = LoadingBuffer(capacity: loadingBufferSize, pushOut: pushOut)
         self.currencies = currencies
+        failures = FailureMemory(hints: refusalHints)
     }
 
     /// Puts `record` in the table of users, as its user's.

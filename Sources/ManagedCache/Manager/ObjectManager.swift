@@ -34,6 +34,9 @@ public final class ObjectManager: Sendable {
     /// The currencies of the users' records, the same object as `ManagerState.currencies`,
     /// reachable here without the lock (see `AttachmentCurrencies`).
     let currencies: AttachmentCurrencies
+    /// The data keys the failure memory may refuse, the same object as `FailureMemory.hints`,
+    /// reachable here without the lock (see `RefusalHints`).
+    let refusalHints = RefusalHints()
     /// Decides what each call and each load's event means, under `state`'s lock (see `LoadCore`).
     let core: LoadCore
     /// Carries out what the core decides, after the lock.
@@ -70,7 +73,7 @@ public final class ObjectManager: Sendable {
         self.state = ManagerLock(
             ManagerState(
                 loadingBufferSize: configuration.loadingBufferSize, pushOut: configuration.loadingBufferPushOut,
-                currencies: currencies))
+                currencies: currencies, refusalHints: refusalHints))
         self.core = LoadCore(
             memoryCache: memoryCache, undecodedData: undecodedData, configuration: configuration,
             hasFileCache: configuration.fileCache != nil, fetchRunner: FetchRunner())
@@ -334,13 +337,16 @@ extension ObjectManager {
         guard requestIsLoadable(call, key: key, link: makeLink) else { return }
         // 3. Whether the file cache certainly lacks the bytes, asked before the lock: then a start
         //    needs no lookup after it, and no second acquisition of the lock to start the load.
-        let knownFileMiss = fileCacheReader.isKnownMiss(call, key: key, policy: policy, storesVariant: decoder.storesVariant)
+        //    Not asked for a key the failure memory may refuse: that answer needs no lookup.
+        let now = configuration.failureClock()
+        let knownFileMiss =
+            !refusalHints.mayRefuse(key.dataKey, now: now)
+            && fileCacheReader.isKnownMiss(call, key: key, policy: policy, storesVariant: decoder.storesVariant)
         // 4. Under the lock: attach the user, then share, join, revalidate, answer from the
         //    failure memory, or start (from the file cache or the network).
         //    Past the lock's wait budget, the section is left to the lock's holder (and the file
         //    cache, if it is next, is read in the background).
         let anyDecoder = AnyObjectDecoder(decoder, identifier: identifier)
-        let now = configuration.failureClock()
         let decided = withoutActuallyEscaping(makeLink) { makeLink in
             state.withLock(
                 waitingAtMost: configuration.manageLockWaitBudget,

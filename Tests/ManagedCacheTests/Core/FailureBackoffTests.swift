@@ -25,6 +25,29 @@ import Testing
         #expect(FailureMemory.interval(afterFailures: 10_000, first: 5, maximum: 600) == 600)
     }
 
+    /// The hint `manage` reads before the lock follows what the failure memory records: a key
+    /// refused until its interval ends (its bytes' failures and its objects' alike), no other
+    /// key; past `RefusalHints.limit` keys, it forgets rather than grows.
+    @Test func theRefusalHintsFollowTheFailuresRecorded() {
+        var memory = FailureMemory()
+        let policy = Self.policy(first: 2, maximum: 600)
+        let start = MonotonicInstant(nanoseconds: 1_000_000_000)
+        memory.record(Self.gone, forDataKey: "bytes", policy: policy, now: start)
+        memory.record(.decodingFailed(reason: "test"), for: ObjectKey(dataKey: "object", variant: "v"), policy: policy, now: start)
+        memory.record(.transport(code: -1005, description: "reset"), forDataKey: "transient", policy: policy, now: start)  // not permanent
+        let hints = memory.hints
+        #expect(hints.mayRefuse("bytes", now: start.adding(seconds: 1)))
+        #expect(hints.mayRefuse("object", now: start.adding(seconds: 1)))
+        #expect(!hints.mayRefuse("transient", now: start.adding(seconds: 1)))
+        #expect(!hints.mayRefuse("other", now: start.adding(seconds: 1)))
+        #expect(!hints.mayRefuse("bytes", now: start.adding(seconds: 3)))
+        let later = start.adding(seconds: 10)
+        for index in 0...RefusalHints.limit { hints.note("key\(index)", refusedUntil: later.adding(seconds: 1), now: later) }
+        #expect(!hints.mayRefuse("key0", now: later))  // all forgotten: more than half were still refused
+        hints.note("last", refusedUntil: later.adding(seconds: 1), now: later)
+        #expect(hints.mayRefuse("last", now: later))
+    }
+
     @Test func aKeyIsRefusedForTheFirstIntervalThenTwiceAsLong() {
         var memory = FailureMemory()
         let policy = Self.policy(first: 5, maximum: 600)
