@@ -36,10 +36,14 @@ final class FileCacheReader: Sendable {
     /// call and no lock). An entry another instance stored since this one last caught up is not
     /// seen here; the load's task looks in the cache before downloading, so it is still read from
     /// disk, in the background. A decoder that stores a variant looks up two keys, and is not
-    /// asked for.
-    func isKnownMiss(_ call: ManageCall, key: ObjectKey, policy: LoadPolicy, storesVariant: Bool) -> Bool {
+    /// asked for. Nor when `mayBeRefused` (asked only when the rest allows the shortcut): the
+    /// failure memory may answer the call, which then needs no lookup (see `RefusalHints`).
+    func isKnownMiss(
+        _ call: ManageCall, key: ObjectKey, policy: LoadPolicy, storesVariant: Bool, mayBeRefused: @autoclosure () -> Bool
+    ) -> Bool {
         guard let fileCache, policy.cacheInFile, !storesVariant,
-            core.inlineFileRead(isAwaiting: call.isAwaiting, request: call.request, policy: policy) != nil
+            core.inlineFileRead(isAwaiting: call.isAwaiting, request: call.request, policy: policy) != nil,
+            !mayBeRefused()
         else { return false }
         return fileCache.indexLacksEntry(forKey: key.dataKey)
     }

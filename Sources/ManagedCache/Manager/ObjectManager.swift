@@ -339,9 +339,9 @@ extension ObjectManager {
         //    needs no lookup after it, and no second acquisition of the lock to start the load.
         //    Not asked for a key the failure memory may refuse: that answer needs no lookup.
         let now = configuration.failureClock()
-        let knownFileMiss =
-            !refusalHints.mayRefuse(key.dataKey, now: now)
-            && fileCacheReader.isKnownMiss(call, key: key, policy: policy, storesVariant: decoder.storesVariant)
+        let knownFileMiss = fileCacheReader.isKnownMiss(
+            call, key: key, policy: policy, storesVariant: decoder.storesVariant,
+            mayBeRefused: refusalHints.mayRefuse(key.dataKey, now: now))
         // 4. Under the lock: attach the user, then share, join, revalidate, answer from the
         //    failure memory, or start (from the file cache or the network).
         //    Past the lock's wait budget, the section is left to the lock's holder (and the file
