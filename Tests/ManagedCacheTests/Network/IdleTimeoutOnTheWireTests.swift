@@ -101,13 +101,15 @@ import Testing
     #if !canImport(Darwin)
     /// On Linux one engine thread hands every loader's tasks to its session, waiting there for
     /// FoundationNetworking's work queue. A load waiting for that thread is not on the wire: held
-    /// for six times the idle timeout, the load still succeeds. (Were the wait counted, it would
-    /// time out whatever the machine's speed; a load that reached the thread only after the hold
-    /// proves nothing but cannot fail.)
+    /// for one and a half idle timeouts, it has not timed out, and once released it succeeds.
+    /// (Were the wait counted, it would time out during the hold whatever the machine's speed; a
+    /// load that reached the thread only after the hold proves nothing but cannot fail.) The
+    /// suite's long idle timeout: with half a second, a starved machine once took longer than
+    /// that between releasing the load and its first byte, and the released load timed out.
     @Test func aLoadWaitingToBeHandedToTheSessionDoesNotTimeOut() async throws {
         let server = try LoopbackServer()
         server.setRoute("/fast", Self.fast)
-        let manager = makeNetworkManager { $0.policy.timeout = 0.5 }
+        let manager = makeNetworkManager { $0.policy.timeout = Self.idle }
         let holding = Lock(false)
         let release = DispatchSemaphore(value: 0)
         EngineThreads.starter.async {
@@ -117,8 +119,9 @@ import Testing
         #expect(await waitUntil { holding.withLock { $0 } })
         let user = RecordingUser(ObjectRequest(url: server.url("/fast?held")), decoder: DataDecoder())
         manager.manage(user)
-        try await Task.sleep(for: .seconds(3))
+        try await Task.sleep(for: .seconds(Self.idle * 1.5))
         #expect(server.requestCount(for: "/fast") == 0, "the starter thread was held")
+        #expect(user.errors.isEmpty, "held longer than the idle timeout, not timed out: \(user.errors)")
         release.signal()
         #expect(await waitUntil { user.objects.count + user.errors.count == 1 })
         #expect(user.errors.isEmpty, "\(user.errors)")
