@@ -24,12 +24,21 @@ struct NetworkThroughputScenario: BenchmarkScenario {
     /// Requests in flight, on every side: the loader's connections per host.
     static let concurrency = 6
 
-    func run(in context: BenchmarkContext) throws -> [ResultRow] {
-        let objects = context.pick(full: 2_000, quick: 600)
+    /// Objects fetched by each side in a round.
+    static func objectCount(quick: Bool) -> Int { quick ? 600 : 2_000 }
+
+    /// A loopback server answering every `/objects/…` path with the same `objectSize` bytes.
+    static func startServer() throws -> LoopbackServer {
         let server = try LoopbackServer()
-        defer { server.stop() }
-        let body = Data((0..<Self.objectSize).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let body = Data((0..<objectSize).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         server.setFallback { request in request.path.hasPrefix("/objects/") ? .ok(body) : nil }
+        return server
+    }
+
+    func run(in context: BenchmarkContext) throws -> [ResultRow] {
+        let objects = Self.objectCount(quick: context.options.quick)
+        let server = try Self.startServer()
+        defer { server.stop() }
         let fetcher = ConcurrentFetcher(concurrency: Self.concurrency)
 
         var round = 0
@@ -103,11 +112,9 @@ struct NetworkThroughputScenario: BenchmarkScenario {
             return 1
         }
         do {
-            let server = try LoopbackServer()
+            let server = try startServer()
             defer { server.stop() }
-            let body = Data((0..<objectSize).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-            server.setFallback { request in request.path.hasPrefix("/objects/") ? .ok(body) : nil }
-            let objects = quick ? 600 : 2_000
+            let objects = objectCount(quick: quick)
             let fetcher = ConcurrentFetcher(concurrency: concurrency)
             var rates = [String: [Double]]()
             for round in 0...rounds {
