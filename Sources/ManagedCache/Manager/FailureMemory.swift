@@ -128,10 +128,12 @@ final class RefusalHints: Sendable {
     /// raised the p99 of `manage` calls starting loads beside it by a fifth).
     static let limit = 256
 
-    /// Notes that `dataKey` (its bytes, or an object decoded from them) is refused until `until`.
+    /// Notes that `dataKey` (its bytes, or an object decoded from them) is refused until `until`,
+    /// or until a later time already noted: the bytes' refusal and an object's are separate
+    /// records, and the one that ends first does not end the other.
     func note(_ dataKey: String, refusedUntil until: MonotonicInstant, now: MonotonicInstant) {
         refusedUntil.withLock { keys in
-            keys[dataKey] = until
+            keys[dataKey] = max(keys[dataKey] ?? until, until)
             guard keys.count > Self.limit else { return }
             keys = keys.filter { $0.value > now }
             if keys.count > Self.limit / 2 { keys.removeAll() }

@@ -41,6 +41,12 @@ import Testing
         #expect(!hints.mayRefuse("transient", now: start.adding(seconds: 1)))
         #expect(!hints.mayRefuse("other", now: start.adding(seconds: 1)))
         #expect(!hints.mayRefuse("bytes", now: start.adding(seconds: 3)))
+        // The bytes refused for long, then an object of them for less: still refused until the
+        // bytes' refusal ends.
+        hints.note("both", refusedUntil: start.adding(seconds: 8), now: start)
+        hints.note("both", refusedUntil: start.adding(seconds: 2), now: start)
+        #expect(hints.mayRefuse("both", now: start.adding(seconds: 5)))
+        #expect(!hints.mayRefuse("both", now: start.adding(seconds: 9)))
         let later = start.adding(seconds: 10)
         for index in 0...RefusalHints.limit { hints.note("key\(index)", refusedUntil: later.adding(seconds: 1), now: later) }
         #expect(!hints.mayRefuse("key0", now: later))  // all forgotten: more than half were still refused
